@@ -1,0 +1,193 @@
+"""Attention in PyTorch: the function and the module every later lesson uses.
+
+Introduced in ``notebooks/04_multi_head_pytorch.ipynb``. Checked against
+``torch.nn.functional.scaled_dot_product_attention`` and ``torch.nn.MultiheadAttention`` in
+``tests/test_attention_oracle.py``.
+
+A *mask* is boolean and True means "may attend" (as in ``F.scaled_dot_product_attention``).
+``nn.MultiheadAttention``'s ``key_padding_mask`` uses the opposite convention (True = ignore).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from course_utils._validation import check_heads, check_mask_shape, check_mha_mask_ndim, check_qkv
+
+__all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
+
+
+def _check_mask(mask, scores_shape, layout):
+    if mask is None:
+        return None
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask must be a torch.Tensor of dtype torch.bool but is {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(
+            f"mask must be boolean (True = may attend) but has dtype {mask.dtype}; "
+            "a float mask would be *added* to the scores by PyTorch, which is a different contract"
+        )
+    check_mask_shape(tuple(mask.shape), tuple(scores_shape), layout)
+    return mask
+
+
+def scaled_dot_product_attention(query, key, value, mask=None, dropout_p: float = 0.0):
+    """``softmax(query key^T / sqrt(d_head)) value``, returning the attention weights too.
+
+    Parameters
+    ----------
+    query : Tensor (..., q_len, d_head)
+    key : Tensor (..., k_len, d_head)
+    value : Tensor (..., k_len, d_value)
+    mask : bool Tensor broadcastable to (..., q_len, k_len), optional. True = may attend.
+        A query whose keys are all masked gets all-zero weights and a zero output, never NaN,
+        and its gradient is zero too (PyTorch's own SDPA gives the same zeros).
+    dropout_p : float
+        Dropout on the attention weights (applied whenever > 0, as in ``F.scaled_dot_product_attention``;
+        modules pass 0 in eval mode). Kept weights are scaled by ``1 / (1 - dropout_p)``, so rows
+        no longer sum to 1 in training.
+
+    Returns
+    -------
+    output : Tensor (..., q_len, d_value)
+    weights : Tensor (..., q_len, k_len)
+
+    Introduced in notebooks/04_multi_head_pytorch.ipynb.
+    """
+    check_qkv(tuple(query.shape), tuple(key.shape), tuple(value.shape))
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1) but is {dropout_p}")
+    d_head = query.shape[-1]
+    # (..., q_len, d_head) @ (..., d_head, k_len) -> (..., q_len, k_len)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_head)
+    mask = _check_mask(mask, scores.shape, "(..., q_len, k_len)")
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+        has_key = mask.any(dim=-1, keepdim=True)  # (..., q_len, 1): False for fully masked rows
+        # A row of all -inf would softmax to NaN: give it finite scores, then zero its weights.
+        scores = scores.masked_fill(~has_key, 0.0)
+        weights = torch.softmax(scores, dim=-1) * has_key
+    else:
+        weights = torch.softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, p=dropout_p, training=True)
+    # (..., q_len, k_len) @ (..., k_len, d_value) -> (..., q_len, d_value)
+    return weights @ value, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with separate query, key, value and output projections.
+
+    Parameters
+    ----------
+    d_model : int
+        Feature size of the inputs and the output.
+    num_heads : int
+        Number of heads; must divide ``d_model``; each head has ``d_head = d_model // num_heads``.
+    dropout : float
+        Dropout on the attention weights, only in training mode (``.eval()`` turns it off).
+    bias : bool
+        Whether the four projections have biases.
+
+    ``forward(query, key, value, mask=None, need_weights=True)`` takes query ``(batch, q_len, d_model)``
+    and key/value ``(batch, k_len, d_model)`` (``k_len`` may differ: cross-attention) and returns
+    ``(output, weights)`` with output ``(batch, q_len, d_model)`` and weights
+    ``(batch, heads, q_len, k_len)``. With ``need_weights=False`` it runs PyTorch's fused kernel
+    (``F.scaled_dot_product_attention``), never builds the weights, and returns ``(output, None)``.
+
+    Introduced in notebooks/04_multi_head_pytorch.ipynb.
+
+    Examples
+    --------
+    >>> mha = MultiHeadAttention(d_model=16, num_heads=4)
+    >>> out, w = mha(torch.zeros(2, 5, 16), torch.zeros(2, 7, 16), torch.zeros(2, 7, 16))
+    >>> tuple(out.shape), tuple(w.shape)
+    ((2, 5, 16), (2, 4, 5, 7))
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        self.d_head = check_heads(d_model, num_heads)
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.query_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.key_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.value_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq_len, _ = x.shape  # each tensor's own length: keys may be longer than queries
+        # (batch, seq_len, d_model) -> (batch, seq_len, heads, d_head) -> (batch, heads, seq_len, d_head)
+        return x.view(batch, seq_len, self.num_heads, self.d_head).transpose(1, 2)
+
+    def _check_inputs(self, query, key, value, mask):
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            if x.dim() != 3 or x.shape[-1] != self.d_model:
+                raise ValueError(
+                    f"{name} must be (batch, seq_len, d_model={self.d_model}) but has shape {tuple(x.shape)}"
+                )
+        if key.shape[:2] != value.shape[:2]:
+            raise ValueError(f"key {tuple(key.shape)} and value {tuple(value.shape)} must share (batch, k_len)")
+        if query.shape[0] != key.shape[0]:
+            raise ValueError(f"query batch {query.shape[0]} differs from key batch {key.shape[0]}")
+        if mask is not None:
+            if isinstance(mask, torch.Tensor):
+                check_mha_mask_ndim(tuple(mask.shape))
+            scores_shape = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
+            _check_mask(mask, scores_shape, "(batch, heads, q_len, k_len)")
+
+    def forward(self, query, key, value, mask=None, need_weights: bool = True):
+        self._check_inputs(query, key, value, mask)
+        batch, q_len, _ = query.shape
+        queries = self._split(self.query_proj(query))  # (batch, heads, q_len, d_head)
+        keys = self._split(self.key_proj(key))  # (batch, heads, k_len, d_head)
+        values = self._split(self.value_proj(value))  # (batch, heads, k_len, d_head)
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:
+            heads_out, weights = scaled_dot_product_attention(queries, keys, values, mask, dropout_p)
+        else:
+            # Fused kernel: never materializes (batch, heads, q_len, k_len) on its fast paths.
+            heads_out = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask, dropout_p=dropout_p)
+            if mask is not None:  # fully masked rows: zeros, as on the weights path
+                heads_out = heads_out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+            weights = None
+        # (batch, heads, q_len, d_head) -> (batch, q_len, heads, d_head) -> (batch, q_len, d_model)
+        concat = heads_out.transpose(1, 2).reshape(batch, q_len, self.d_model)
+        return self.out_proj(concat), weights
+
+    @classmethod
+    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
+        """Build a ``MultiHeadAttention`` with the weights of a ``torch.nn.MultiheadAttention``.
+
+        The torch module must use ``batch_first=True`` and equal query/key/value sizes. Its packed
+        ``in_proj_weight`` ``(3 * d_model, d_model)`` holds the query, key and value projections
+        stacked in that order. Dropout is copied; put both modules in ``.eval()`` to compare.
+
+        Introduced in notebooks/04_multi_head_pytorch.ipynb.
+        """
+        if not isinstance(module, nn.MultiheadAttention):
+            raise TypeError(f"module must be a torch.nn.MultiheadAttention but is {type(module).__name__}")
+        if not module.batch_first:
+            raise ValueError("module must be built with batch_first=True (inputs (batch, seq_len, d_model))")
+        if not module._qkv_same_embed_dim:
+            raise ValueError("module has kdim/vdim different from embed_dim; only equal sizes are supported")
+        if module.bias_k is not None or module.add_zero_attn:
+            raise ValueError("add_bias_kv and add_zero_attn are not supported")
+        d_model = module.embed_dim
+        ours = cls(d_model, module.num_heads, dropout=module.dropout, bias=module.in_proj_bias is not None)
+        ours = ours.to(device=module.in_proj_weight.device, dtype=module.in_proj_weight.dtype)
+        with torch.no_grad():
+            projections = (ours.query_proj, ours.key_proj, ours.value_proj)
+            for i, proj in enumerate(projections):
+                proj.weight.copy_(module.in_proj_weight[i * d_model : (i + 1) * d_model])
+                if proj.bias is not None:
+                    proj.bias.copy_(module.in_proj_bias[i * d_model : (i + 1) * d_model])
+            ours.out_proj.weight.copy_(module.out_proj.weight)
+            if ours.out_proj.bias is not None:
+                ours.out_proj.bias.copy_(module.out_proj.bias)
+        return ours
