@@ -10,6 +10,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:randomly
 
 .PHONY: help env lab test test-unit test-notebooks test-slow test-browser notebooks lint format bench data checkpoints clean
@@ -40,7 +41,7 @@ test-unit: env
 	$(BIN)/python -m pytest tests -m "not slow and not browser" -q
 
 test-notebooks: env
-	$(BIN)/python -m pytest $(NBVAL) notebooks solutions -q
+	$(BIN)/python -m pytest $(NBVAL) $(NOTEBOOKS) -q
 
 test-slow: env
 	$(BIN)/python -m pytest tests -m slow -q
@@ -49,7 +50,7 @@ test-browser: env
 	$(BIN)/python -m pytest tests/browser -m browser -q
 
 notebooks: env
-	$(BIN)/python scripts/run_notebooks.py notebooks/*.ipynb solutions/*.ipynb
+	$(BIN)/python scripts/run_notebooks.py $(NOTEBOOKS)
 
 lint: env
 	$(BIN)/ruff check course_utils tests benchmarks scripts notebooks solutions

@@ -92,11 +92,12 @@ def main(argv=None) -> int:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--refresh-volatile", action="store_true", help="also store new outputs of volatile cells")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    parser.add_argument("--markdown", action="store_true", help="end with a markdown table of run times")
     args = parser.parse_args(argv)
     for var, value in (("OMP_NUM_THREADS", "1"), ("PYTHONHASHSEED", "0")):
         if os.environ.get(var) != value:
             print(f"warning: {var} is {os.environ.get(var)!r}, not {value!r}; stored outputs may not match nbval runs")
-    failed = []
+    failed, times = [], []
     for path in args.paths:
         try:
             seconds = run(path, args.refresh_volatile, args.timeout)
@@ -105,6 +106,11 @@ def main(argv=None) -> int:
             failed.append(path)
             continue
         print(f"{seconds:6.1f} s  {path}")
+        times.append((path, seconds))
+    if args.markdown and times:
+        print("\n| notebook | seconds (1 CPU thread) |\n|---|---|")
+        for path, seconds in times:
+            print(f"| `{path}` | {seconds:.0f} |")
     if failed:
         print(f"{len(failed)} notebook(s) failed: {', '.join(map(str, failed))}", file=sys.stderr)
         return 1
