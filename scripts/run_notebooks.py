@@ -11,6 +11,7 @@ Normalization:
   (nbval needs them);
 - timing metadata (``metadata.execution``) and widget state are dropped;
 - widget-view outputs keep only their text fallback (their model ids are random);
+- consecutive stream chunks of one cell are merged (a busy kernel splits prints unpredictably);
 - cells tagged ``nbval-ignore-output`` (timings, progress bars, version reports) are volatile by
   nature: when a cell's source is unchanged, its previously stored output is kept, so a re-run does
   not churn. ``--refresh-volatile`` stores the new outputs of those cells too.
@@ -49,6 +50,19 @@ def normalize(nb, previous=None, refresh_volatile: bool = False):
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
+        merged = []  # a busy kernel may split one print into several chunks: store one stream output
+        for output in cell.outputs:
+            previous_out = merged[-1] if merged else None
+            if (
+                output.get("output_type") == "stream"
+                and previous_out is not None
+                and previous_out.get("output_type") == "stream"
+                and previous_out["name"] == output["name"]
+            ):
+                previous_out["text"] += output["text"]
+            else:
+                merged.append(output)
+        cell.outputs = merged
         for output in cell.outputs:
             data = output.get("data")
             if data and WIDGET_MIME in data:
