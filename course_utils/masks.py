@@ -38,8 +38,9 @@ def make_causal_mask(q_len: int, k_len: int | None = None, device=None) -> torch
     Tensor of bool, (q_len, k_len)
 
     When ``k_len > q_len`` (queries are the last ``q_len`` positions of a longer sequence, as when
-    decoding with cached keys) query ``i`` sees keys ``0 .. i + k_len - q_len``, the convention of
-    ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)`` with a bottom-right alignment.
+    decoding with cached keys) query ``i`` sees keys ``0 .. i + k_len - q_len``: a bottom-right
+    alignment, as ``torch.nn.attention.bias.causal_lower_right``. Note that
+    ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)`` aligns top-left instead.
 
     Introduced in notebooks/02_masking.ipynb.
 

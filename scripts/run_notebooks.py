@@ -90,7 +90,7 @@ def run(path: Path, refresh_volatile: bool = False, timeout: int = 600) -> float
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent.resolve())}},
         record_timing=False,
-        store_widget_state=False,
+        store_widget_state=True,  # interact() output widgets need it in nbclient; normalize() drops the state
     )
     start = time.perf_counter()
     client.execute()

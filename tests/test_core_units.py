@@ -125,3 +125,10 @@ def test_every_module_has_all_and_importing_the_package_is_light():
     code = "import sys, course_utils, course_utils.numpy_attention; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False", "course_utils and numpy_attention must not import torch"
+
+
+def test_causal_mask_alignment_matches_torch_lower_right():
+    from torch.nn.attention.bias import causal_lower_right
+
+    for q_len, k_len in [(2, 4), (3, 3), (1, 5)]:
+        assert torch.equal(masks.make_causal_mask(q_len, k_len), causal_lower_right(q_len, k_len)._materialize().bool())
