@@ -33,7 +33,7 @@ $(STAMP): requirements.txt pyproject.toml
 env: $(STAMP)
 
 lab: env
-	$(BIN)/jupyter lab notebooks/00_start_here.ipynb
+	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/00_start_here.ipynb
 
 test: test-unit test-notebooks
 

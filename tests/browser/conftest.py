@@ -1,0 +1,152 @@
+"""Fixtures for the real-browser tests: a JupyterLab server on cleared lesson copies, and headless Chromium.
+
+Everything here is session-scoped except the page: one server and one browser serve every lesson.
+Chromium is Debian's /usr/bin/chromium driven through Playwright's sync API (never `playwright
+install`); without it every browser test is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from lab_server import LabServer
+
+REPO = Path(__file__).resolve().parents[2]
+# COURSE_BROWSER_NOTEBOOKS points the tests at another folder of NN_*.ipynb (e.g. scratch copies).
+NOTEBOOKS = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", REPO / "notebooks"))
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
+ARTIFACTS = REPO / "artifacts" / "browser"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1440, "height": 960}
+
+_screenshots: list[tuple[str, Path, float]] = []
+
+
+def lesson_paths() -> list[Path]:
+    """The lessons to run: notebooks/NN_*.ipynb, in order."""
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def clear_outputs(source: Path, target: Path) -> nbformat.NotebookNode:
+    """Write a copy of `source` with every output, execution count and widget state removed."""
+    nb = nbformat.read(source, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, target)
+    return nb
+
+
+def pytest_generate_tests(metafunc):
+    """Parametrize every test that takes `lesson` over the lessons, one test id per lesson."""
+    if "lesson" in metafunc.fixturenames:
+        metafunc.parametrize("lesson", lesson_paths(), ids=lambda path: path.stem)
+
+
+@pytest.fixture
+def first_lesson() -> Path:
+    lessons = lesson_paths()
+    if not lessons:
+        pytest.skip(f"no NN_*.ipynb lesson in {NOTEBOOKS}")
+    return lessons[0]
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> Path:
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run these tests"
+        )
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"playwright is not importable in the course environment: {exc}")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def lesson_root(tmp_path_factory) -> Path:
+    """A temporary root holding a cleared copy of each lesson (course_utils finds the data files itself)."""
+    root = tmp_path_factory.mktemp("lessons")
+    for path in lesson_paths():
+        clear_outputs(path, root / path.name)
+    return root
+
+
+@pytest.fixture(scope="session")
+def lab(chromium_path, lesson_root, tmp_path_factory):
+    server = LabServer(lesson_root, tmp_path_factory.mktemp("lab_state"))
+    server.start()
+    yield server
+    for session in _safe_api(server, "api/sessions") or []:  # shut kernels down before the server
+        _safe_api(server, f"api/sessions/{session['id']}", method="DELETE")
+    server.stop()
+
+
+def _safe_api(server: LabServer, path: str, method: str = "GET"):
+    try:
+        return server.api(path, method=method)
+    except OSError:
+        return None
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium_path), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.page_errors = []  # uncaught JavaScript errors, reported when a test fails
+    page.on("pageerror", lambda error: page.page_errors.append(str(error)))
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir() -> Path:
+    if ARTIFACTS.exists():
+        shutil.rmtree(ARTIFACTS)
+    ARTIFACTS.mkdir(parents=True)
+    return ARTIFACTS
+
+
+@pytest.fixture
+def record_screenshot():
+    """Call with (lesson name, path, seconds) so the run's summary lists the screenshot."""
+
+    def record(name: str, path: Path, seconds: float) -> None:
+        _screenshots.append((name, path, seconds))
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _screenshots:
+        return
+    terminalreporter.section("browser screenshots")
+    for name, path, seconds in _screenshots:
+        shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+        terminalreporter.write_line(f"{name}: {shown}  ({seconds:.1f} s)")
