@@ -18,6 +18,7 @@ __all__ = [
     "env",
     "plotting",
     "efficient",
+    "timing",
     "heads",
     "data",
     "seq2seq",

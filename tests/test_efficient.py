@@ -1,0 +1,236 @@
+"""Tests for course_utils.efficient: naive vs online softmax vs tiled (FlashAttention-style) attention."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course_utils import efficient, masks, numpy_attention, timing
+from course_utils.attention import MultiHeadAttention
+
+
+def _random_case(seed, batch_shape, q_len, k_len, d_head, d_value):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(*batch_shape, q_len, d_head))
+    k = rng.normal(size=(*batch_shape, k_len, d_head))
+    v = rng.normal(size=(*batch_shape, k_len, d_value))
+    return rng, q, k, v
+
+
+def test_naive_matches_numpy_attention_with_mask():
+    rng, q, k, v = _random_case(0, (2, 3), 7, 9, 4, 5)
+    mask = rng.random((2, 1, 7, 9)) > 0.4
+    expected, _ = numpy_attention.scaled_dot_product_attention(q, k, v, mask)
+    np.testing.assert_allclose(efficient.naive_attention(q, k, v, mask), expected, rtol=0, atol=1e-12)
+
+
+def test_causal_flag_matches_course_causal_mask():
+    _, q, k, v = _random_case(1, (2,), 5, 8, 3, 3)
+    causal = masks.make_causal_mask(5, 8).numpy()  # bottom-right aligned when k_len > q_len
+    expected = efficient.naive_attention(q, k, v, mask=causal)
+    np.testing.assert_allclose(efficient.naive_attention(q, k, v, causal=True), expected, rtol=0, atol=1e-15)
+    tiled = efficient.tiled_attention(q, k, v, causal=True, q_block=2, k_block=3)
+    np.testing.assert_allclose(tiled, expected, rtol=0, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    batch_shape=st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple),
+    q_len=st.integers(1, 17),
+    extra_keys=st.integers(0, 9),
+    d_head=st.integers(1, 6),
+    d_value=st.integers(1, 6),
+    q_block=st.integers(1, 20),
+    k_block=st.integers(1, 20),
+    mask_kind=st.sampled_from(["none", "random", "padding", "broadcast_row"]),
+    causal=st.booleans(),
+)
+def test_tiled_equals_naive(seed, batch_shape, q_len, extra_keys, d_head, d_value, q_block, k_block, mask_kind, causal):
+    k_len = q_len + extra_keys
+    rng, q, k, v = _random_case(seed, batch_shape, q_len, k_len, d_head, d_value)
+    if mask_kind == "random":
+        mask = rng.random((*batch_shape, q_len, k_len)) > 0.5  # some rows end up fully masked
+    elif mask_kind == "padding":
+        mask = rng.random((*batch_shape, 1, k_len)) > 0.3
+    elif mask_kind == "broadcast_row":
+        mask = rng.random((q_len, 1)) > 0.2  # whole queries switched off
+    else:
+        mask = None
+    expected = efficient.naive_attention(q, k, v, mask, causal=causal)
+    got = efficient.tiled_attention(q, k, v, mask, causal=causal, q_block=q_block, k_block=k_block)
+    assert got.shape == expected.shape == (*batch_shape, q_len, d_value)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+def test_fully_masked_rows_are_zero_not_nan():
+    _, q, k, v = _random_case(2, (), 4, 6, 3, 2)
+    mask = np.ones((4, 6), dtype=bool)
+    mask[1] = False
+    for out in (efficient.naive_attention(q, k, v, mask), efficient.tiled_attention(q, k, v, mask, q_block=3)):
+        assert np.all(np.isfinite(out))
+        np.testing.assert_array_equal(out[1], 0.0)
+        assert np.all(np.abs(out[[0, 2, 3]]).sum(-1) > 0)
+
+
+def test_tiled_is_stable_for_huge_scores():
+    q = np.full((3, 2), 300.0)
+    k = np.array([[300.0, 300.0], [-300.0, 0.0], [299.0, 300.0]])
+    v = np.eye(3)
+    expected = efficient.naive_attention(q, k, v)
+    got = efficient.tiled_attention(q, k, v, q_block=1, k_block=1)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+def test_tiled_float32_keeps_dtype_and_matches():
+    _, q, k, v = _random_case(3, (2,), 33, 40, 8, 8)
+    q, k, v = (x.astype(np.float32) for x in (q, k, v))
+    got = efficient.tiled_attention(q, k, v, q_block=16, k_block=16)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, efficient.naive_attention(q, k, v), rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    rows=st.integers(1, 4),
+    k_len=st.integers(1, 30),
+    block_size=st.integers(1, 35),
+    scale=st.sampled_from([1.0, 30.0, 1e3]),
+    masked_fraction=st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_online_softmax_equals_softmax(seed, rows, k_len, block_size, scale, masked_fraction):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(rows, k_len)) * scale
+    x[rng.random(x.shape) < masked_fraction] = -np.inf
+    expected = numpy_attention.softmax(x)
+    got = efficient.online_softmax(x, block_size=block_size)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    m, l = efficient.online_softmax_stats(x, block_size=block_size)
+    np.testing.assert_array_equal(m[:, 0], x.max(axis=-1))
+    finite = np.isfinite(m[:, 0])
+    np.testing.assert_allclose(l[finite, 0], np.exp(x[finite] - m[finite]).sum(-1), rtol=1e-12)
+    np.testing.assert_array_equal(l[~finite], 0.0)
+
+
+def test_online_softmax_by_hand():
+    # block [1, 2]: m = 2, l = e^-1 + 1; block [3]: m = 3, l = (e^-1 + 1) e^-1 + 1
+    m, l = efficient.online_softmax_stats(np.array([1.0, 2.0, 3.0]), block_size=2)
+    assert m.tolist() == [3.0]
+    assert l[0] == pytest.approx(np.exp(-2) + np.exp(-1) + 1, rel=1e-15)
+
+
+def test_tiled_uses_far_less_memory_than_naive():
+    _, q, k, v = _random_case(4, (), 512, 512, 16, 16)
+    naive_out, naive_peak = efficient.measure_peak_memory(efficient.naive_attention, q, k, v)
+    tiled_out, tiled_peak = efficient.measure_peak_memory(efficient.tiled_attention, q, k, v, q_block=32, k_block=32)
+    np.testing.assert_allclose(tiled_out, naive_out, rtol=0, atol=1e-12)
+    assert naive_peak >= 512 * 512 * 8  # at least one float64 (q_len, k_len) matrix
+    assert naive_peak > 10 * tiled_peak, (naive_peak, tiled_peak)
+
+
+def test_measure_peak_memory_sees_numpy_and_restores_tracing():
+    result, peak = efficient.measure_peak_memory(np.ones, (1000, 1000))
+    assert result.shape == (1000, 1000)
+    assert 8_000_000 <= peak < 9_000_000
+    import tracemalloc
+
+    assert not tracemalloc.is_tracing()
+
+
+def test_flop_counts_and_crossover():
+    flops = efficient.attention_flops(seq_len=10, d_model=4, batch=2)
+    assert flops == {"projections": 2 * 8 * 10 * 16, "core": 2 * 4 * 100 * 4, "total": 2 * (1280 + 1600)}
+    for d_model in (8, 64, 512):
+        n = efficient.crossover_length(d_model)
+        at = efficient.attention_flops(n, d_model)
+        assert at["core"] == at["projections"]
+        below, above = efficient.attention_flops(n // 2, d_model), efficient.attention_flops(2 * n, d_model)
+        assert below["projections"] > below["core"] and above["core"] > above["projections"]
+
+
+@pytest.mark.parametrize("num_heads", [1, 2, 8])
+@pytest.mark.parametrize("bias", [True, False])
+def test_param_count_matches_modules(num_heads, bias):
+    d_model = 32
+    expected = efficient.mha_param_count(d_model, num_heads, bias=bias)
+    assert expected == 4 * d_model**2 + (4 * d_model if bias else 0)
+    ours = MultiHeadAttention(d_model, num_heads, bias=bias)
+    theirs = torch.nn.MultiheadAttention(d_model, num_heads, bias=bias, batch_first=True)
+    assert sum(p.numel() for p in ours.parameters()) == expected
+    assert sum(p.numel() for p in theirs.parameters()) == expected
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda q: efficient.tiled_attention(q, q, q, q_block=0), "q_block"),
+        (lambda q: efficient.tiled_attention(q, q, q, k_block=2.5), "k_block"),
+        (lambda q: efficient.online_softmax(q, block_size=-1), "block_size"),
+        (lambda q: efficient.naive_attention(q, q[:3], q[:3], causal=True), "k_len"),
+        (lambda q: efficient.naive_attention(q, q, q[:, :2][:3]), "value"),
+        (lambda q: efficient.tiled_attention(q, q, q, mask=np.ones((3, 4), dtype=bool)), "mask"),
+        (lambda q: efficient.attention_flops(0, 8), "seq_len"),
+        (lambda q: efficient.crossover_length(-1), "d_model"),
+    ],
+)
+def test_bad_input_raises_value_error_naming_argument(call, message):
+    q = np.zeros((4, 3))
+    with pytest.raises(ValueError, match=message):
+        call(q)
+
+
+def test_float_mask_is_refused():
+    q = np.zeros((2, 3))
+    with pytest.raises(TypeError, match="boolean"):
+        efficient.tiled_attention(q, q, q, mask=np.ones((2, 2)))
+
+
+def test_module_needs_only_numpy():
+    code = "import sys, course_utils.efficient; assert 'torch' not in sys.modules, 'efficient imported torch'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_loglog_slope_recovers_exponents():
+    sizes = np.array([128, 256, 512, 1024])
+    assert timing.loglog_slope(sizes, 3e-9 * sizes**2) == pytest.approx(2.0)
+    assert timing.loglog_slope(sizes, 5.0 * sizes) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="positive"):
+        timing.loglog_slope([1, 2], [0.0, 1.0])
+
+
+@pytest.mark.parametrize("clock", ["wall", "cpu"])
+def test_timers_measure_work(clock):
+    def busy(n):
+        return sum(i * i for i in range(n))
+
+    short = timing.min_time(busy, 10_000, repeats=3, clock=clock)
+    long = timing.median_time(busy, 400_000, repeats=3, clock=clock)
+    assert 0 < short < long
+    with pytest.raises(ValueError, match="clock"):
+        timing.median_time(busy, 10, clock="gpu")
+    with pytest.raises(ValueError, match="repeats"):
+        timing.min_time(busy, 10, repeats=0)
+
+
+@pytest.mark.slow
+def test_benchmark_quick_run_prints_one_json_object():
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "attention.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--quick", "--json"], check=True, capture_output=True, text=True, timeout=600
+    )
+    results = json.loads(proc.stdout)
+    for key in ("mha_vs_torch_ratio_1024", "fused_fraction_of_matmul_4096", "tiled_memory_ratio_4096"):
+        assert key in results and results[key] is None  # headline sizes are not run with --quick
+    assert all(row["max_abs_diff"] < 1e-5 for row in results["mha_vs_torch"])
+    assert all(row["max_abs_diff"] < 1e-12 for row in results["numpy_tiled_vs_naive"])
+    memory = results["peak_memory"]
+    assert memory is None or memory["ours_bytes"] > 0
