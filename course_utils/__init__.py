@@ -23,4 +23,5 @@ __all__ = [
     "data",
     "seq2seq",
     "training",
+    "seq2seq_plots",
 ]

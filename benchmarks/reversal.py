@@ -1,0 +1,104 @@
+"""Sequence reversal: GRU without attention vs GRU with additive attention vs Transformer.
+
+Each model trains from the same seed on fresh random batches (lengths 4-16) for at most the same
+wall-clock budget, stopping early once validation exact accuracy reaches 99.5%. Then it decodes the
+held-out test sets free-running (greedy, its own predictions fed back) and we report token and
+exact-sequence accuracy per length bucket, 17-20 being longer than any training sequence.
+
+Usage (see benchmarks/README.md)::
+
+    OMP_NUM_THREADS=1 python benchmarks/reversal.py            # the table
+    OMP_NUM_THREADS=1 python benchmarks/reversal.py --json     # the same results as JSON
+    OMP_NUM_THREADS=1 python benchmarks/reversal.py --train-max-len 12   # length generalization
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+from course_utils import data, env, seq2seq, training
+
+MODELS = ("gru", "gru_attention", "transformer")
+
+
+def run(kind: str, budget_s: float, train_max_len: int, seed: int, model_config: dict | None = None) -> dict:
+    """Train one model within ``budget_s`` seconds and evaluate it; return one JSON-ready row."""
+    cfg = training.recipe(kind, time_budget_s=budget_s, max_len=train_max_len, seed=seed)
+    env.set_seed(seed)
+    model = seq2seq.build_model(kind, **(model_config or {}))
+    result = training.train(model, cfg, progress=False)
+    first_99 = next((seconds for _, seconds, exact in result.history if exact >= 0.99), None)
+    test = training.evaluate(model, data.load_split("test"))
+    longer = training.evaluate(model, data.load_split("test_long"))
+    by_length = {**test.by_length, **longer.by_length}
+    buckets = {}
+    for lo, hi in data.LENGTH_BUCKETS:
+        merged = training.EvalResult(0.0, 0.0, 0, by_length)
+        token, exact, count = merged.bucket(lo, hi)
+        buckets[f"{lo}-{hi}"] = {"token_accuracy": round(token, 4), "exact_accuracy": round(exact, 4), "count": count}
+    return {
+        "model": kind + ("_rpe" if (model_config or {}).get("random_positions") else ""),
+        "params": seq2seq.count_parameters(model),
+        "train_lengths": f"{cfg.min_len}-{cfg.max_len}",
+        "train_steps": result.steps,
+        "train_seconds": round(result.seconds, 2),
+        "seconds_to_99": None if first_99 is None else round(first_99, 2),
+        "stopped_because": result.stopped_because,
+        "token_accuracy": round(test.token_accuracy, 4),  # held-out test set, lengths 4-16
+        "exact_accuracy": round(test.exact_accuracy, 4),
+        "buckets": buckets,
+    }
+
+
+def print_table(rows: list[dict]) -> None:
+    names = list(rows[0]["buckets"])
+    header = ["model", "params", "trained on", "steps", "train s", "s to 99%", "token acc", "exact acc"]
+    header += [f"exact {name}" for name in names] + [f"token {name}" for name in names]
+    lines = [header]
+    for row in rows:
+        line = [row["model"], f"{row['params']:,}", row["train_lengths"], str(row["train_steps"])]
+        line += [f"{row['train_seconds']:.1f}", "-" if row["seconds_to_99"] is None else f"{row['seconds_to_99']:.1f}"]
+        line += [f"{row['token_accuracy']:.4f}", f"{row['exact_accuracy']:.4f}"]
+        line += [f"{row['buckets'][n]['exact_accuracy']:.3f}" for n in names]
+        line += [f"{row['buckets'][n]['token_accuracy']:.3f}" for n in names]
+        lines.append(line)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    for i, line in enumerate(lines):
+        print(" | ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)))
+        if i == 0:
+            print("-|-".join("-" * w for w in widths))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
+    parser.add_argument("--budget", type=float, default=15.0, help="most training seconds per model (default 15)")
+    parser.add_argument("--train-max-len", type=int, default=16, help="longest training sequence (default 16)")
+    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    parser.add_argument("--rpe", action="store_true", help="also train a Transformer with randomized positions")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if os.environ.get("OMP_NUM_THREADS") != "1":
+        print("warning: set OMP_NUM_THREADS=1; the README's numbers use one thread", file=sys.stderr)
+    torch.set_num_threads(1)
+    jobs = [(kind, None) for kind in args.models]
+    if args.rpe:
+        jobs.append(("transformer", {"random_positions": 64}))
+    rows = [run(kind, args.budget, args.train_max_len, args.seed, config) for kind, config in jobs]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(
+            f"device: {env.get_device()}, torch threads: {torch.get_num_threads()}, budget: {args.budget:g} s per model"
+        )
+        print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,345 @@
+"""Train and evaluate the reversal models: fresh random batches, early stopping, honest metrics.
+
+Introduced in ``notebooks/07_seq2seq_rnn_attention.ipynb``; used again in ``08_transformer_reversal``.
+
+- :func:`train` draws a fresh random batch every step, shows a tqdm bar with the loss, and stops at
+  whichever comes first: ``steps``, ``time_budget_s``, or validation exact accuracy >= ``target_exact``.
+- :func:`evaluate` decodes *free-running* (greedy, its own predictions fed back, stops at EOS) and
+  reports token accuracy, exact-sequence accuracy, and both per source length.
+- :func:`leaky_batch` reproduces the seed notebook's bug (the decoder is fed the very token it must
+  predict); :func:`teacher_forced_accuracy` measures what that bug makes look good.
+
+This module never imports ``course_utils.plotting``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from course_utils import env
+from course_utils.data import PAD, Batch, RandomBatchSampler, collate, load_split
+from course_utils.seq2seq import greedy_decode
+
+__all__ = [
+    "TrainConfig",
+    "Adam",
+    "RECIPES",
+    "recipe",
+    "TrainResult",
+    "EvalResult",
+    "sequence_loss",
+    "leaky_batch",
+    "train",
+    "evaluate",
+    "teacher_forced_accuracy",
+]
+
+
+@dataclass
+class TrainConfig:
+    """How to train. :func:`recipe` gives the settings each course model reaches its target with."""
+
+    steps: int = 500  # most optimizer steps; also the length of the cosine learning-rate decay
+    time_budget_s: float | None = None  # most seconds of training, evaluation included (None: no limit)
+    batch_size: int = 64  # sequences per fresh random batch
+    lr: float = 1e-2  # peak Adam learning rate
+    warmup_steps: int = 20  # linear warmup to lr over these steps ...
+    cosine_decay: bool = True  # ... then a half cosine down to 0 at `steps` (False: constant lr)
+    betas: tuple = (0.9, 0.999)  # Adam betas
+    grad_clip: float | None = 1.0  # clip the gradient norm (None or 0: no clipping)
+    min_len: int = 4  # shortest training sequence
+    max_len: int = 16  # longest training sequence
+    eval_every: int = 25  # steps between validation checks ...
+    eval_gate: float = 0.9  # ... made only once this fraction of the training batch is exactly right (teacher-forced)
+    target_exact: float | None = 0.995  # stop once validation exact accuracy reaches this (None: never)
+    seed: int = 0  # seeds torch's generator and the batch sampler (seed the model init yourself)
+    leak: bool = False  # True reproduces the seed notebook's bug: decoder_input = target
+
+
+# Settings measured to reach >= 99% exact on the test set (lengths <= 16) in well under 15 s on one
+# CPU thread (attention models); the GRU without attention gets about the same seconds and cannot.
+RECIPES = {
+    "gru": {"steps": 500, "lr": 1e-2, "warmup_steps": 20, "target_exact": None},
+    "gru_attention": {"steps": 250, "lr": 1.5e-2, "warmup_steps": 20},
+    "transformer": {"steps": 500, "lr": 2e-2, "warmup_steps": 50},
+}
+
+
+def recipe(kind: str, **overrides) -> TrainConfig:
+    """The course's :class:`TrainConfig` for ``"gru"``, ``"gru_attention"`` or ``"transformer"``, with overrides.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    if kind not in RECIPES:
+        raise ValueError(f"kind must be one of {sorted(RECIPES)} but is {kind!r}")
+    return TrainConfig(**{**RECIPES[kind], **overrides})
+
+
+@dataclass
+class TrainResult:
+    """What happened in :func:`train`."""
+
+    steps: int  # optimizer steps taken
+    seconds: float  # wall time of the whole call, evaluation included
+    losses: list = field(default_factory=list)  # loss of every step
+    history: list = field(default_factory=list)  # (step, seconds, val_exact) at every validation
+    stopped_because: str = ""  # "target", "time_budget" or "steps"
+
+    @property
+    def val_exact(self) -> float:
+        return self.history[-1][2] if self.history else float("nan")
+
+    @property
+    def reached_target(self) -> bool:
+        return self.stopped_because == "target"
+
+    @property
+    def seconds_to_target(self) -> float | None:
+        """Seconds from the start until validation first reached the target (None if it never did)."""
+        return self.history[-1][1] if self.reached_target else None
+
+
+@dataclass
+class EvalResult:
+    """Free-running accuracy. ``by_length[n] = (token_accuracy, exact_accuracy, count)``."""
+
+    token_accuracy: float
+    exact_accuracy: float
+    count: int
+    by_length: dict
+
+    def bucket(self, lo: int, hi: int) -> tuple[float, float, int]:
+        """``(token_accuracy, exact_accuracy, count)`` over source lengths ``lo .. hi`` (inclusive)."""
+        rows = [(tok, ex, n) for length, (tok, ex, n) in self.by_length.items() if lo <= length <= hi]
+        if not rows:
+            raise ValueError(f"no evaluated sequence has length in [{lo}, {hi}]; lengths are {sorted(self.by_length)}")
+        total = sum(n for *_, n in rows)
+        # token accuracy per length is over (length + 1) tokens: weight by tokens, not sequences
+        tokens = sum(tok * n * (length + 1) for length, (tok, _, n) in self.by_length.items() if lo <= length <= hi)
+        token_total = sum(n * (length + 1) for length, (_, _, n) in self.by_length.items() if lo <= length <= hi)
+        return tokens / token_total, sum(ex * n for _, ex, n in rows) / total, total
+
+
+def sequence_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over real target tokens: ``(batch, tgt_len, vocab)`` vs ``(batch, tgt_len)``, PAD ignored.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    if logits.shape[:2] != target.shape:
+        raise ValueError(f"logits {tuple(logits.shape)} and target {tuple(target.shape)} disagree on (batch, tgt_len)")
+    # (batch, tgt_len, vocab) -> (batch * tgt_len, vocab); (batch, tgt_len) -> (batch * tgt_len,)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=PAD)
+
+
+def leaky_batch(batch: Batch) -> Batch:
+    """The seed notebook's bug: feed the decoder the very tokens it must predict (``decoder_input = target``).
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb (Common pitfalls).
+    """
+    return Batch(batch.src, batch.src_lengths, batch.target.clone(), batch.target)
+
+
+def _as_batches(sequences, batch_size: int):
+    if isinstance(sequences, Batch):
+        if len(sequences) == 0:
+            raise ValueError("the batch is empty: evaluate needs at least one sequence")
+        return [sequences]
+    sequences = list(sequences)
+    if not sequences:
+        raise ValueError("sequences is empty: evaluate needs at least one sequence")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1 but is {batch_size}")
+    # sort by length so each batch pads little; results do not depend on the order
+    ordered = sorted(sequences, key=len)
+    return [collate(ordered[i : i + batch_size]) for i in range(0, len(ordered), batch_size)]
+
+
+@torch.no_grad()
+def evaluate(model, sequences, batch_size: int = 512, device=None) -> EvalResult:
+    """Free-running greedy accuracy on ``sequences`` (a list of token-id tuples, e.g. ``load_split("test")``, or a Batch).
+
+    A sequence of length n has n + 1 target tokens (y + EOS). *Token accuracy* counts positions t <= n
+    where the decoded token equals the target (a missing or early EOS makes the rest wrong); *exact
+    accuracy* counts sequences whose every target token, EOS included, is right.
+
+    Raises ``ValueError`` for an empty input or a token id outside the vocabulary.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    device = device or next(model.parameters()).device
+    per_length: dict[int, list[int]] = {}  # n -> [correct tokens, exact sequences, count]
+    for batch in _as_batches(sequences, batch_size):
+        batch = batch.to(device)
+        tgt_len = batch.target.shape[1]
+        pred = greedy_decode(model, batch.src, batch.src_lengths, max_len=tgt_len)  # (batch, steps <= tgt_len)
+        pred = F.pad(pred, (0, tgt_len - pred.shape[1]), value=PAD)  # (batch, tgt_len)
+        real = batch.target != PAD  # (batch, tgt_len): the n + 1 scored positions
+        correct = (pred == batch.target) & real
+        token_hits = correct.sum(dim=1)  # (batch,)
+        exact = token_hits == real.sum(dim=1)  # (batch,)
+        for n, hits, ok in zip(batch.src_lengths.tolist(), token_hits.tolist(), exact.tolist(), strict=True):
+            row = per_length.setdefault(n, [0, 0, 0])
+            row[0] += hits
+            row[1] += int(ok)
+            row[2] += 1
+    by_length = {n: (hits / (cnt * (n + 1)), ex / cnt, cnt) for n, (hits, ex, cnt) in sorted(per_length.items())}
+    total_tokens = sum(cnt * (n + 1) for n, (_, _, cnt) in per_length.items())
+    count = sum(cnt for *_, cnt in per_length.values())
+    return EvalResult(
+        token_accuracy=sum(hits for hits, _, _ in per_length.values()) / total_tokens,
+        exact_accuracy=sum(ex for _, ex, _ in per_length.values()) / count,
+        count=count,
+        by_length=by_length,
+    )
+
+
+@torch.no_grad()
+def teacher_forced_accuracy(model, sequences, leak: bool = False, batch_size: int = 512, device=None) -> float:
+    """Token accuracy when the decoder is fed the *true* inputs (no free running).
+
+    With ``leak=True`` the inputs are the seed's leaky ones (:func:`leaky_batch`). A high number here
+    says nothing about decoding on its own: compare with :func:`evaluate`.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    hits = total = 0
+    try:
+        for batch in _as_batches(sequences, batch_size):
+            batch = (leaky_batch(batch) if leak else batch).to(device)
+            logits = model(batch.src, batch.src_lengths, batch.decoder_input)  # (batch, tgt_len, vocab)
+            real = batch.target != PAD
+            hits += int(((logits.argmax(-1) == batch.target) & real).sum())
+            total += int(real.sum())
+    finally:
+        model.train(was_training)
+    return hits / total
+
+
+class Adam:
+    """Adam (Kingma and Ba, 2015), the update of ``torch.optim.Adam`` with its defaults (no weight decay).
+
+    Twenty lines of our own because the first ``torch.optim`` optimizer built in a process imports
+    ``torch._dynamo``, about 3 s on one CPU thread: a tenth of a lesson's time budget.
+    ``tests/test_training.py`` checks it against ``torch.optim.Adam``.
+
+    ``m = b1 m + (1 - b1) g``,  ``v = b2 v + (1 - b2) g²``,
+    ``param -= lr · (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)``.
+    """
+
+    def __init__(self, params, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.betas, self.eps, self.t = lr, betas, eps, 0
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self, lr: float | None = None) -> None:
+        lr = self.lr if lr is None else lr
+        self.t += 1
+        b1, b2 = self.betas
+        live = [i for i, p in enumerate(self.params) if p.grad is not None]
+        params, grads = [self.params[i] for i in live], [self.params[i].grad for i in live]
+        m, v = [self.m[i] for i in live], [self.v[i] for i in live]
+        torch._foreach_lerp_(m, grads, 1 - b1)  # m = b1 m + (1 - b1) g
+        torch._foreach_mul_(v, b2)
+        torch._foreach_addcmul_(v, grads, grads, value=1 - b2)  # v = b2 v + (1 - b2) g * g
+        denom = torch._foreach_sqrt(v)
+        torch._foreach_div_(denom, math.sqrt(1 - b2**self.t))
+        torch._foreach_add_(denom, self.eps)
+        torch._foreach_addcdiv_(params, m, denom, value=-lr / (1 - b1**self.t))
+
+
+def _lr_factor(i: int, cfg: TrainConfig) -> float:
+    """Multiplier of ``cfg.lr`` at step ``i`` (0-based): linear warmup, then constant or half-cosine to 0."""
+    if i < cfg.warmup_steps:
+        return (i + 1) / cfg.warmup_steps
+    if not cfg.cosine_decay:
+        return 1.0
+    progress = (i - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)
+    return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+
+
+def train(model, config: TrainConfig | None = None, val=None, progress: bool = True, device=None) -> TrainResult:
+    """Train ``model`` in place on fresh random batches; return a :class:`TrainResult`.
+
+    Parameters
+    ----------
+    model : a ``course_utils.seq2seq`` model (initialize it after ``env.set_seed`` for repeatable runs)
+    config : TrainConfig
+    val : list of token-id tuples, optional. Sequences for early stopping (default: ``load_split("val")``
+        restricted to ``config``'s lengths).
+    progress : bool. Show a tqdm bar with the loss.
+    device : torch.device, optional (default ``env.get_device()``)
+
+    With ``OMP_NUM_THREADS=1`` two runs with the same seed take the same steps and give the same
+    weights, as long as the time budget does not bind.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    cfg = config or TrainConfig()
+    if cfg.steps < 1 or cfg.eval_every < 1:
+        raise ValueError(f"steps and eval_every must be >= 1 but are {cfg.steps}, {cfg.eval_every}")
+    device = device or env.get_device()
+    model.to(device).train()
+    torch.manual_seed(cfg.seed)  # randomized positions and dropout draw from torch's generator
+    if val is None:
+        val = [s for s in load_split("val") if cfg.min_len <= len(s) <= cfg.max_len]
+    sampler = RandomBatchSampler(cfg.batch_size, cfg.min_len, cfg.max_len, seed=cfg.seed)
+    optimizer = Adam(model.parameters(), lr=cfg.lr, betas=cfg.betas)
+    result = TrainResult(steps=0, seconds=0.0)
+    start = time.perf_counter()
+    bar = tqdm(range(1, cfg.steps + 1), disable=not progress, desc=type(model).__name__, leave=True)
+    for step in bar:
+        batch = next(sampler)
+        if cfg.leak:
+            batch = leaky_batch(batch)
+        batch = batch.to(device)
+        logits = model(batch.src, batch.src_lengths, batch.decoder_input)
+        loss = sequence_loss(logits, batch.target)
+        optimizer.zero_grad()
+        loss.backward()
+        if cfg.grad_clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step(lr=cfg.lr * _lr_factor(step - 1, cfg))
+        result.losses.append(loss.item())
+        result.steps = step
+        real = batch.target != PAD
+        batch_exact = float((((logits.argmax(-1) == batch.target) | ~real).all(dim=1)).float().mean())
+        if not math.isfinite(result.losses[-1]):
+            raise FloatingPointError(f"loss became {result.losses[-1]} at step {step}; lower lr")
+        elapsed = time.perf_counter() - start
+        out_of_time = cfg.time_budget_s is not None and elapsed >= cfg.time_budget_s
+        due = step % cfg.eval_every == 0 and batch_exact >= cfg.eval_gate
+        if due or step == cfg.steps or out_of_time:
+            val_exact = evaluate(model, val, device=device).exact_accuracy if val else float("nan")
+            model.train()
+            elapsed = time.perf_counter() - start
+            result.history.append((step, elapsed, val_exact))
+            bar.set_postfix(loss=f"{result.losses[-1]:.3f}", val_exact=f"{val_exact:.3f}")
+            if cfg.target_exact is not None and val_exact >= cfg.target_exact:
+                result.stopped_because = "target"
+                break
+        elif step % 10 == 0:
+            bar.set_postfix(loss=f"{result.losses[-1]:.3f}")
+        if out_of_time:
+            result.stopped_because = "time_budget"
+            break
+    else:
+        result.stopped_because = "steps"
+    bar.close()
+    result.seconds = time.perf_counter() - start
+    model.eval()
+    return result
