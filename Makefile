@@ -16,7 +16,9 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 .PHONY: help env lab test test-unit test-notebooks test-slow test-browser notebooks lint format bench data checkpoints clean
 
 help:
-	@echo "make lab            set up .venv and open the course in JupyterLab"
+	@echo "make lab            set up .venv and my_work/ (your copies of the lessons), open them in JupyterLab"
+	@echo "make workspace      copy new lessons into my_work/ (never overwrites); list outdated copies"
+	@echo "make reset-lesson LESSON=02   back up my_work/02_*.ipynb and copy the lesson afresh"
 	@echo "make test           set up .venv and run every test (unit, hygiene, lint, nbval)"
 	@echo "make test-browser   run each lesson in JupyterLab in headless Chromium (needs /usr/bin/chromium)"
 	@echo "make notebooks      re-execute all lessons and solutions in place (normalized)"
@@ -32,8 +34,20 @@ $(STAMP): requirements.txt pyproject.toml
 
 env: $(STAMP)
 
-lab: env
-	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/00_start_here.ipynb
+# Students work in their own copies ($(COURSE_WORKSPACE)/, git-ignored): made from notebooks/ with outputs cleared, the
+# first time only, never overwritten (scripts/workspace.py; standard library only, so no .venv needed).
+.PHONY: workspace reset-lesson
+COURSE_WORKSPACE := my_work
+
+lab: env workspace
+	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) \
+		--ServerApp.root_dir="$(CURDIR)" --FileContentsManager.preferred_dir=$(COURSE_WORKSPACE) $(COURSE_WORKSPACE)/00_start_here.ipynb
+
+workspace:
+	$(PYTHON) scripts/workspace.py --workspace $(COURSE_WORKSPACE) sync
+
+reset-lesson:
+	$(PYTHON) scripts/workspace.py --workspace $(COURSE_WORKSPACE) reset "$(LESSON)"
 
 test: test-unit test-notebooks
 
