@@ -16,23 +16,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils._validation import check_heads, check_mask_shape, check_mha_mask_ndim, check_qkv
+from course_utils import _validation as val
+from course_utils._validation import check_heads, check_mha_mask_ndim, check_qkv
 
 __all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
-
-
-def _check_mask(mask, scores_shape, layout):
-    if mask is None:
-        return None
-    if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"mask must be a torch.Tensor of dtype torch.bool but is {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        raise TypeError(
-            f"mask must be boolean (True = may attend) but has dtype {mask.dtype}; "
-            "a float mask would be *added* to the scores by PyTorch, which is a different contract"
-        )
-    check_mask_shape(tuple(mask.shape), tuple(scores_shape), layout)
-    return mask
 
 
 def scaled_dot_product_attention(query, key, value, mask=None, dropout_p: float = 0.0):
@@ -58,13 +45,19 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p: float 
 
     Introduced in notebooks/04_multi_head_pytorch.ipynb.
     """
+    val.torch_floats(query=query, key=key, value=value)
     check_qkv(tuple(query.shape), tuple(key.shape), tuple(value.shape))
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout_p must be in [0, 1) but is {dropout_p}")
+    dropout_p = val.probability("dropout_p", dropout_p)
+    scores_shape = (*val.broadcast_shapes(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
+    mask = val.torch_bool_mask(mask, scores_shape, "(..., q_len, k_len)", device=query.device)
+    return _attend(query, key, value, mask, dropout_p)
+
+
+def _attend(query, key, value, mask, dropout_p: float):
+    """The formula itself, on checked inputs: the public function and the module both call it once."""
     d_head = query.shape[-1]
     # (..., q_len, d_head) @ (..., d_head, k_len) -> (..., q_len, k_len)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_head)
-    mask = _check_mask(mask, scores.shape, "(..., q_len, k_len)")
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
         has_key = mask.any(dim=-1, keepdim=True)  # (..., q_len, 1): False for fully masked rows
@@ -85,10 +78,10 @@ class MultiHeadAttention(nn.Module):
     Parameters
     ----------
     d_model : int
-        Feature size of the inputs and the output.
+        Feature size of the inputs and the output (positive).
     num_heads : int
         Number of heads; must divide ``d_model``; each head has ``d_head = d_model // num_heads``.
-    dropout : float
+    dropout : float in [0, 1)
         Dropout on the attention weights, only in training mode (``.eval()`` turns it off).
     bias : bool
         Whether the four projections have biases.
@@ -111,10 +104,11 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
-        self.d_head = check_heads(d_model, num_heads)
-        self.d_model = d_model
-        self.num_heads = num_heads
-        self.dropout = dropout
+        d_head = check_heads(d_model, num_heads)  # positive ints, num_heads divides d_model
+        self.d_model, self.num_heads = int(d_model), int(num_heads)
+        self.d_head = d_head  # = d_model // num_heads
+        self.dropout = val.probability("dropout", dropout)
+        bias = val.boolean("bias", bias)
         self.query_proj = nn.Linear(d_model, d_model, bias=bias)
         self.key_proj = nn.Linear(d_model, d_model, bias=bias)
         self.value_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -126,6 +120,8 @@ class MultiHeadAttention(nn.Module):
         return x.view(batch, seq_len, self.num_heads, self.d_head).transpose(1, 2)
 
     def _check_inputs(self, query, key, value, mask):
+        weight = self.query_proj.weight
+        val.torch_floats(dtype=weight.dtype, device=weight.device, query=query, key=key, value=value)
         for name, x in (("query", query), ("key", key), ("value", value)):
             if x.dim() != 3 or x.shape[-1] != self.d_model:
                 raise ValueError(
@@ -139,17 +135,20 @@ class MultiHeadAttention(nn.Module):
             if isinstance(mask, torch.Tensor):
                 check_mha_mask_ndim(tuple(mask.shape))
             scores_shape = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
-            _check_mask(mask, scores_shape, "(batch, heads, q_len, k_len)")
+            val.torch_bool_mask(mask, scores_shape, "(batch, heads, q_len, k_len)", device=query.device)
 
     def forward(self, query, key, value, mask=None, need_weights: bool = True):
         self._check_inputs(query, key, value, mask)
+        need_weights = val.boolean("need_weights", need_weights)
         batch, q_len, _ = query.shape
         queries = self._split(self.query_proj(query))  # (batch, heads, q_len, d_head)
         keys = self._split(self.key_proj(key))  # (batch, heads, k_len, d_head)
         values = self._split(self.value_proj(value))  # (batch, heads, k_len, d_head)
-        dropout_p = self.dropout if self.training else 0.0
+        dropout_p = val.probability("dropout", self.dropout) if self.training else 0.0  # re-read: it may be set later
         if need_weights:
-            heads_out, weights = scaled_dot_product_attention(queries, keys, values, mask, dropout_p)
+            heads_out, weights = _attend(queries, keys, values, mask, dropout_p)
+        elif keys.shape[-2] == 0:  # no key at all: zeros, as on the weights path (and as a fully masked row)
+            heads_out, weights = queries.new_zeros((*queries.shape[:-1], values.shape[-1])), None
         else:
             # Fused kernel: never materializes (batch, heads, q_len, k_len) on its fast paths.
             heads_out = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask, dropout_p=dropout_p)

@@ -22,11 +22,13 @@ Vocabulary: ``q_len``, ``k_len``, ``d_head``, ``d_value``; a *mask* is boolean a
 
 from __future__ import annotations
 
+import math
 import tracemalloc
 
 import numpy as np
 
-from course_utils._validation import check_heads, check_mask_shape, check_qkv
+from course_utils import _validation as val
+from course_utils._validation import check_heads, check_qkv
 
 __all__ = [
     "naive_attention",
@@ -50,18 +52,16 @@ def _causal_mask(q_len: int, k_len: int, q_start: int = 0, k_start: int = 0, q_s
 
 
 def _prepare(q, k, v, mask, causal):
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    """The checks of :func:`course_utils.numpy_attention.scaled_dot_product_attention`, plus ``causal``."""
+    q, k, v = val.numpy_floats(q=q, k=k, v=v)
     check_qkv(q.shape, k.shape, v.shape)
+    causal = val.boolean("causal", causal)
     q_len, k_len = q.shape[-2], k.shape[-2]
     if causal and k_len < q_len:
         raise ValueError(f"causal=True needs k_len >= q_len but k_len is {k_len} and q_len is {q_len}")
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.dtype != np.bool_:
-            raise TypeError(f"mask must be boolean (True = may attend) but has dtype {mask.dtype}")
-        batch_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-        check_mask_shape(mask.shape, (*batch_shape, q_len, k_len), "(..., q_len, k_len)")
-    return q, k, v, mask
+    scores_shape = (*val.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q_len, k_len)
+    mask = val.numpy_bool_mask(mask, scores_shape, "(..., q_len, k_len)")
+    return q, k, v, mask, causal
 
 
 def naive_attention(q, k, v, mask=None, causal: bool = False) -> np.ndarray:
@@ -91,16 +91,18 @@ def naive_attention(q, k, v, mask=None, causal: bool = False) -> np.ndarray:
     >>> naive_attention(x, x, x).shape
     (3, 3)
     """
-    q, k, v, mask = _prepare(q, k, v, mask, causal)
+    q, k, v, mask, causal = _prepare(q, k, v, mask, causal)
     q_len, k_len = q.shape[-2], k.shape[-2]
-    # (..., q_len, d_head) @ (..., d_head, k_len) -> (..., q_len, k_len)
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    # (..., q_len, d_head) @ (..., d_head, k_len) -> (..., q_len, k_len); math.sqrt keeps float32 float32
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
     allowed = mask
     if causal:
         causal_mask = _causal_mask(q_len, k_len)  # (q_len, k_len)
         allowed = causal_mask if allowed is None else allowed & causal_mask
     if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
+    if k_len == 0:  # no key at all: every query gets a zero output, as a fully masked row does
+        return np.zeros((*np.broadcast_shapes(scores.shape[:-2], v.shape[:-2]), q_len, v.shape[-1]), dtype=q.dtype)
     row_max = scores.max(axis=-1, keepdims=True)  # (..., q_len, 1)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # fully masked row: shift by 0
     exps = np.exp(scores - row_max)  # (..., q_len, k_len); exp(-inf) = 0
@@ -108,12 +110,6 @@ def naive_attention(q, k, v, mask=None, causal: bool = False) -> np.ndarray:
     weights = np.divide(exps, total, out=np.zeros_like(exps), where=total > 0)
     # (..., q_len, k_len) @ (..., k_len, d_value) -> (..., q_len, d_value)
     return weights @ v
-
-
-def _check_block(name: str, block) -> int:
-    if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
-        raise ValueError(f"{name} must be a positive int but is {block!r}")
-    return int(block)
 
 
 def online_softmax_stats(x, block_size: int = 4) -> tuple[np.ndarray, np.ndarray]:
@@ -135,15 +131,15 @@ def online_softmax_stats(x, block_size: int = 4) -> tuple[np.ndarray, np.ndarray
 
     Returns
     -------
-    m : array (..., 1), the row maximum (``-inf`` for a row of all ``-inf``)
-    l : array (..., 1), ``sum(exp(x - m))`` (0 for a row of all ``-inf``)
+    m : array (..., 1), the row maximum (``-inf`` for a row of all ``-inf`` or an empty row)
+    l : array (..., 1), ``sum(exp(x - m))`` (0 for a row of all ``-inf`` or an empty row)
 
     Introduced in notebooks/06_what_attention_costs.ipynb.
     """
-    x = np.asarray(x, dtype=np.result_type(x, np.float64) if np.ndim(x) else float)
-    if x.ndim < 1 or x.shape[-1] < 1:
-        raise ValueError(f"x must have at least one entry on its last axis but has shape {x.shape}")
-    block_size = _check_block("block_size", block_size)
+    (x,) = val.numpy_floats(x=x)  # float32 stays float32
+    if x.ndim < 1:
+        raise ValueError(f"x must have a last axis to stream over but has shape {x.shape}")
+    block_size = val.positive_int("block_size", block_size)
     m = np.full((*x.shape[:-1], 1), -np.inf, dtype=x.dtype)
     l = np.zeros((*x.shape[:-1], 1), dtype=x.dtype)
     for start in range(0, x.shape[-1], block_size):
@@ -168,7 +164,7 @@ def online_softmax(x, block_size: int = 4) -> np.ndarray:
     >>> np.round(online_softmax(np.array([1.0, 2.0, 3.0]), block_size=2), 4).tolist()
     [0.09, 0.2447, 0.6652]
     """
-    x = np.asarray(x, dtype=np.result_type(x, np.float64) if np.ndim(x) else float)
+    (x,) = val.numpy_floats(x=x)
     m, l = online_softmax_stats(x, block_size)
     shift = np.where(np.isfinite(m), m, 0.0)
     exps = np.exp(x - shift)
@@ -218,16 +214,16 @@ def tiled_attention(q, k, v, mask=None, causal: bool = False, q_block: int = 64,
     >>> bool(np.allclose(tiled_attention(q, k, v, q_block=3, k_block=4), naive_attention(q, k, v)))
     True
     """
-    q, k, v, mask = _prepare(q, k, v, mask, causal)
-    q_block = _check_block("q_block", q_block)
-    k_block = _check_block("k_block", k_block)
+    q, k, v, mask, causal = _prepare(q, k, v, mask, causal)
+    q_block = val.positive_int("q_block", q_block)
+    k_block = val.positive_int("k_block", k_block)
     q_len, k_len, d_head = q.shape[-2], k.shape[-2], q.shape[-1]
     batch_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    dtype = np.result_type(q, k, v, np.float32)
+    dtype = q.dtype  # one floating dtype, checked: float32 in, float32 out
     if mask is not None:
-        mask = np.broadcast_to(mask, (*batch_shape, q_len, k_len))  # a view: no copy
-    scale_qk = 1.0 / np.sqrt(d_head)
-    output = np.empty((*batch_shape, q_len, v.shape[-1]), dtype=dtype)
+        mask = np.broadcast_to(mask, (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q_len, k_len))  # a view
+    scale_qk = 1.0 / math.sqrt(d_head)
+    output = np.zeros((*batch_shape, q_len, v.shape[-1]), dtype=dtype)
     for q_start in range(0, q_len, q_block):
         q_stop = min(q_start + q_block, q_len)
         q_blk = q[..., q_start:q_stop, :] * scale_qk  # (..., q_block, d_head)
@@ -278,6 +274,7 @@ def measure_peak_memory(fn, *args, **kwargs):
     >>> peak >= 8_000_000
     True
     """
+    val.is_callable("fn", fn)
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
@@ -313,9 +310,9 @@ def attention_flops(seq_len: int, d_model: int, batch: int = 1) -> dict:
     >>> attention_flops(seq_len=1024, d_model=512)["core"] == attention_flops(1024, 512)["projections"]
     True
     """
-    for name, value in (("seq_len", seq_len), ("d_model", d_model), ("batch", batch)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive int but is {value!r}")
+    seq_len = val.positive_int("seq_len", seq_len)
+    d_model = val.positive_int("d_model", d_model)
+    batch = val.positive_int("batch", batch)
     projections = batch * 8 * seq_len * d_model**2
     core = batch * 4 * seq_len**2 * d_model
     return {"projections": int(projections), "core": int(core), "total": int(projections + core)}
@@ -329,9 +326,7 @@ def crossover_length(d_model: int) -> int:
 
     Introduced in notebooks/06_what_attention_costs.ipynb.
     """
-    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 1:
-        raise ValueError(f"d_model must be a positive int but is {d_model!r}")
-    return 2 * int(d_model)
+    return 2 * val.positive_int("d_model", d_model)
 
 
 def mha_param_count(d_model: int, num_heads: int = 1, bias: bool = True) -> int:
@@ -348,4 +343,5 @@ def mha_param_count(d_model: int, num_heads: int = 1, bias: bool = True) -> int:
     1050624
     """
     check_heads(d_model, num_heads)
+    d_model, bias = int(d_model), val.boolean("bias", bias)
     return 4 * d_model * d_model + (4 * d_model if bias else 0)

@@ -11,7 +11,9 @@ import random
 
 import numpy as np
 
-__all__ = ["set_seed", "get_device", "print_versions", "versions"]
+from course_utils import _validation as val
+
+__all__ = ["set_seed", "get_device", "available_devices", "print_versions", "versions"]
 
 
 def set_seed(seed: int = 0) -> None:
@@ -22,8 +24,7 @@ def set_seed(seed: int = 0) -> None:
 
     Introduced in notebooks/00_start_here.ipynb.
     """
-    if not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int but is {seed!r}")
+    seed = val.nonnegative_int("seed", seed)
     random.seed(seed)
     np.random.seed(seed)  # noqa: NPY002 - lessons that use the legacy global API are reproducible too
     import torch
@@ -37,17 +38,52 @@ def get_device(prefer: str | None = None):
     A GPU is used when present and never required. Set ``COURSE_DEVICE=cpu`` to force the CPU
     (the stored notebook outputs come from the CPU).
 
+    A device that does not exist here (a typo such as ``"cdua"``, ``"mps"`` without Apple's GPU,
+    ``"cuda:3"`` on a one-GPU machine) is refused with a ``ValueError`` that lists what is available.
+
     Introduced in notebooks/00_start_here.ipynb.
     """
     import torch
 
-    choice = prefer or os.environ.get("COURSE_DEVICE")
+    if prefer is not None and not isinstance(prefer, (str, torch.device)):
+        raise TypeError(f"prefer must be a device name such as 'cpu' or a torch.device but is {val.describe(prefer)}")
+    name, choice = ("prefer", prefer) if prefer else ("COURSE_DEVICE", os.environ.get("COURSE_DEVICE"))
     if choice:
-        device = torch.device(choice)
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device {choice!r} was asked for but CUDA is not available here")
-        return device
+        return _available_device(name, choice)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def available_devices() -> list[str]:
+    """The device names torch can use on this machine, e.g. ``["cpu"]`` or ``["cpu", "cuda", "cuda:0"]``.
+
+    Introduced in notebooks/00_start_here.ipynb.
+    """
+    import torch
+
+    names = ["cpu"]
+    if torch.cuda.is_available():
+        names += ["cuda"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        names.append("mps")
+    return names
+
+
+def _available_device(name: str, choice):
+    import torch
+
+    available = available_devices()
+    try:
+        device = torch.device(choice)
+    except (RuntimeError, ValueError, TypeError):
+        raise ValueError(
+            f"{name}={str(choice)!r} is not a device name torch knows; available here: {available}"
+        ) from None
+    if str(device) not in available and device.type not in available:
+        raise ValueError(f"{name}={str(choice)!r} was asked for but is not available here; available here: {available}")
+    if device.type == "cuda" and device.index is not None and str(device) not in available:
+        raise ValueError(f"{name}={str(choice)!r} was asked for but is not available here; available here: {available}")
+    return device
 
 
 def versions() -> dict:

@@ -14,7 +14,10 @@ Shapes, in the course vocabulary:
 
 from __future__ import annotations
 
+import numpy as np
 import torch
+
+from course_utils import _validation as val
 
 __all__ = [
     "make_causal_mask",
@@ -49,10 +52,8 @@ def make_causal_mask(q_len: int, k_len: int | None = None, device=None) -> torch
     >>> make_causal_mask(3).int().tolist()
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     """
-    k_len = q_len if k_len is None else k_len
-    for name, n in (("q_len", q_len), ("k_len", k_len)):
-        if not isinstance(n, int) or n < 1:
-            raise ValueError(f"{name} must be a positive int but is {n!r}")
+    q_len = val.positive_int("q_len", q_len)
+    k_len = q_len if k_len is None else val.positive_int("k_len", k_len)
     if k_len < q_len:
         raise ValueError(f"k_len {k_len} is shorter than q_len {q_len}: some queries would see no key")
     ones = torch.ones(q_len, k_len, dtype=torch.bool, device=device)
@@ -62,6 +63,11 @@ def make_causal_mask(q_len: int, k_len: int | None = None, device=None) -> torch
 def make_padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
     """True for real tokens, False for padding: ``(batch,) lengths -> (batch, max_len)``.
 
+    Parameters
+    ----------
+    lengths : integer Tensor, array or list (batch,), each in ``[0, max_len]``
+    max_len : int >= 0, optional (defaults to the longest length)
+
     Introduced in notebooks/02_masking.ipynb.
 
     Examples
@@ -69,17 +75,33 @@ def make_padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
     >>> make_padding_mask(torch.tensor([2, 3]), 4).int().tolist()
     [[1, 1, 0, 0], [1, 1, 1, 0]]
     """
-    lengths = torch.as_tensor(lengths)
+    if not isinstance(lengths, (torch.Tensor, np.ndarray, list, tuple)):
+        raise TypeError(f"lengths must be a 1-D integer tensor, array or list but is {val.describe(lengths)}")
+    try:
+        lengths = torch.as_tensor(lengths)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"lengths must be a 1-D list of ints but could not be read as one ({err})") from None
     if lengths.dim() != 1:
         raise ValueError(f"lengths must be 1-D (batch,) but has shape {tuple(lengths.shape)}")
-    if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-        raise TypeError(f"lengths must be integers but has dtype {lengths.dtype}")
+    if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool:
+        raise TypeError(f"lengths must be integers but has dtype {lengths.dtype}; convert them with lengths.long()")
     longest = int(lengths.max()) if lengths.numel() else 0
-    max_len = longest if max_len is None else max_len
+    max_len = longest if max_len is None else val.nonnegative_int("max_len", max_len)
     if lengths.numel() and (int(lengths.min()) < 0 or longest > max_len):
         raise ValueError(f"lengths must lie in [0, max_len={max_len}] but are {lengths.tolist()}")
     # (1, max_len) < (batch, 1) -> (batch, max_len)
     return torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]
+
+
+def _check_padding_mask(padding_mask) -> None:
+    val.torch_tensor("padding_mask", padding_mask, "torch.as_tensor(padding_mask, dtype=torch.bool)")
+    if padding_mask.dtype != torch.bool:
+        raise TypeError(
+            f"padding_mask must be boolean (True = real token) but has dtype {padding_mask.dtype}; "
+            "build it with make_padding_mask(lengths, k_len)"
+        )
+    if padding_mask.dim() != 2:
+        raise ValueError(f"padding_mask must be (batch, k_len) but has shape {tuple(padding_mask.shape)}")
 
 
 def padding_to_attention_mask(padding_mask: torch.Tensor) -> torch.Tensor:
@@ -87,8 +109,7 @@ def padding_to_attention_mask(padding_mask: torch.Tensor) -> torch.Tensor:
 
     Introduced in notebooks/02_masking.ipynb.
     """
-    if padding_mask.dim() != 2:
-        raise ValueError(f"padding_mask must be (batch, k_len) but has shape {tuple(padding_mask.shape)}")
+    _check_padding_mask(padding_mask)
     # (batch, k_len) -> (batch, 1, 1, k_len)
     return padding_mask[:, None, None, :]
 
@@ -107,10 +128,15 @@ def combine_masks(*masks: torch.Tensor) -> torch.Tensor:
     """
     if not masks:
         raise ValueError("combine_masks needs at least one mask")
-    result = masks[0]
     for i, mask in enumerate(masks):
+        val.torch_tensor(f"mask {i}", mask, "torch.as_tensor(mask, dtype=torch.bool)")
         if mask.dtype != torch.bool:
-            raise TypeError(f"mask {i} must be boolean but has dtype {mask.dtype}")
+            raise TypeError(f"mask {i} must be boolean (True = may attend) but has dtype {mask.dtype}")
+    shape = val.broadcast_shapes(*(tuple(m.shape) for m in masks))
+    if shape is None:
+        shapes = ", ".join(str(tuple(m.shape)) for m in masks)
+        raise ValueError(f"masks of shapes {shapes} do not broadcast together")
+    result = masks[0]
     for mask in masks[1:]:
         try:
             result = result & mask
@@ -127,6 +153,5 @@ def to_key_padding_mask(padding_mask: torch.Tensor) -> torch.Tensor:
 
     Introduced in notebooks/02_masking.ipynb.
     """
-    if padding_mask.dtype != torch.bool:
-        raise TypeError(f"padding_mask must be boolean but has dtype {padding_mask.dtype}")
+    _check_padding_mask(padding_mask)
     return ~padding_mask

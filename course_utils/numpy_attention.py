@@ -10,9 +10,12 @@ A *mask* is boolean and True means "may attend".
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from course_utils._validation import check_heads, check_mask_shape, check_mha_mask_ndim, check_qkv
+from course_utils import _validation as val
+from course_utils._validation import check_heads, check_mha_mask_ndim, check_qkv
 
 __all__ = [
     "softmax",
@@ -37,25 +40,19 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     >>> softmax(np.array([1e4, 1e4])).tolist()
     [0.5, 0.5]
     """
-    x = np.asarray(x, dtype=np.result_type(x, np.float32) if np.ndim(x) else float)
+    (x,) = val.numpy_floats(x=x)  # float32 stays float32; integers become float64
+    axis = val.as_int("axis", axis, minimum=-max(x.ndim, 1))
+    if x.ndim == 0 or axis >= x.ndim:
+        raise ValueError(
+            f"axis {axis} is out of range for x of shape {x.shape}: softmax needs an axis to normalize over"
+        )
+    if x.shape[axis] == 0:
+        return x.copy()  # nothing to normalize: an empty row has no weights
     row_max = np.max(x, axis=axis, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # all -inf row: shift by 0
     exps = np.exp(x - row_max)
     total = np.sum(exps, axis=axis, keepdims=True)
     return np.divide(exps, total, out=np.zeros_like(exps), where=total > 0)
-
-
-def _check_mask(mask, scores_shape, layout):
-    if mask is None:
-        return None
-    mask = np.asarray(mask)
-    if mask.dtype != np.bool_:
-        raise TypeError(
-            f"mask must be boolean (True = may attend) but has dtype {mask.dtype}; "
-            "build it with a comparison, e.g. mask = lengths[:, None] > np.arange(k_len)"
-        )
-    check_mask_shape(mask.shape, scores_shape, layout)
-    return mask
 
 
 def scaled_dot_product_attention(q, k, v, mask=None):
@@ -84,12 +81,18 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     >>> w.shape, bool(np.allclose(w.sum(-1), 1))
     ((2, 2), True)
     """
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    q, k, v = val.numpy_floats(q=q, k=k, v=v)
     check_qkv(q.shape, k.shape, v.shape)
+    scores_shape = (*val.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+    mask = val.numpy_bool_mask(mask, scores_shape, "(..., q_len, k_len)")
+    return _attend(q, k, v, mask)
+
+
+def _attend(q, k, v, mask):
+    """The formula itself, on checked inputs (``multi_head_attention`` calls it after its own checks)."""
     d_head = q.shape[-1]
-    # (..., q_len, d_head) @ (..., d_head, k_len) -> (..., q_len, k_len)
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)
-    mask = _check_mask(mask, scores.shape, "(..., q_len, k_len)")
+    # (..., q_len, d_head) @ (..., d_head, k_len) -> (..., q_len, k_len); math.sqrt keeps float32 float32
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_head)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
     weights = softmax(scores, axis=-1)
@@ -106,11 +109,12 @@ def split_heads(x, num_heads: int) -> np.ndarray:
 
     Introduced in notebooks/03_multi_head_numpy.ipynb.
     """
-    x = np.asarray(x)
+    (x,) = val.numpy_floats(x=x)
     if x.ndim != 3:
         raise ValueError(f"x must be (batch, seq_len, d_model) but has shape {tuple(x.shape)}")
     batch, seq_len, d_model = x.shape
     d_head = check_heads(d_model, num_heads)
+    num_heads = d_model // d_head
     # (batch, seq_len, d_model) -> (batch, seq_len, heads, d_head) -> (batch, heads, seq_len, d_head)
     return x.reshape(batch, seq_len, num_heads, d_head).transpose(0, 2, 1, 3)
 
@@ -120,7 +124,7 @@ def merge_heads(x) -> np.ndarray:
 
     Introduced in notebooks/03_multi_head_numpy.ipynb.
     """
-    x = np.asarray(x)
+    (x,) = val.numpy_floats(x=x)
     if x.ndim != 4:
         raise ValueError(f"x must be (batch, heads, seq_len, d_head) but has shape {tuple(x.shape)}")
     batch, heads, seq_len, d_head = x.shape
@@ -146,7 +150,9 @@ def multi_head_attention(query, key, value, W_q, W_k, W_v, W_o, num_heads: int, 
 
     Introduced in notebooks/03_multi_head_numpy.ipynb.
     """
-    query, key, value = np.asarray(query), np.asarray(key), np.asarray(value)
+    query, key, value, W_q, W_k, W_v, W_o = val.numpy_floats(
+        query=query, key=key, value=value, W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o
+    )
     for name, x in (("query", query), ("key", key), ("value", value)):
         if x.ndim != 3:
             raise ValueError(f"{name} must be (batch, seq_len, d_model) but has shape {tuple(x.shape)}")
@@ -159,17 +165,22 @@ def multi_head_attention(query, key, value, W_q, W_k, W_v, W_o, num_heads: int, 
             )
     if key.shape[:2] != value.shape[:2]:
         raise ValueError(f"key {tuple(key.shape)} and value {tuple(value.shape)} must share (batch, k_len)")
+    if query.shape[0] != key.shape[0]:  # as attention.MultiHeadAttention: no silent broadcasting of batches
+        raise ValueError(f"query batch {query.shape[0]} differs from key batch {key.shape[0]}")
     for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v), ("W_o", W_o)):
         if np.shape(W) != (d_model, d_model):
             raise ValueError(f"{name} must be (d_model, d_model) = ({d_model}, {d_model}) but has shape {np.shape(W)}")
-    check_heads(d_model, num_heads)
+    d_head = check_heads(d_model, num_heads)
+    num_heads = d_model // d_head
     if mask is not None:
         check_mha_mask_ndim(np.shape(mask))
+        scores_shape = (query.shape[0], num_heads, query.shape[1], key.shape[1])
+        mask = val.numpy_bool_mask(mask, scores_shape, "(batch, heads, q_len, k_len)")
     # (batch, len, d_model) @ (d_model, d_model) -> (batch, len, d_model), then split:
     Q = split_heads(query @ W_q, num_heads)  # (batch, heads, q_len, d_head)
     K = split_heads(key @ W_k, num_heads)  # (batch, heads, k_len, d_head)
     V = split_heads(value @ W_v, num_heads)  # (batch, heads, k_len, d_head)
-    heads_out, weights = scaled_dot_product_attention(Q, K, V, mask)  # (batch, heads, q_len, d_head)
+    heads_out, weights = _attend(Q, K, V, mask)  # (batch, heads, q_len, d_head)
     concat = merge_heads(heads_out)  # (batch, q_len, d_model)
     # (batch, q_len, d_model) @ (d_model, d_model) -> (batch, q_len, d_model)
     return concat @ W_o, weights

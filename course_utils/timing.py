@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from course_utils import _validation as val
+
 __all__ = ["median_time", "min_time", "loglog_slope", "thread_info"]
 
 
@@ -23,13 +25,11 @@ _CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 def _times(fn, args, kwargs, repeats, warmup, clock) -> list[float]:
-    if clock not in _CLOCKS:
-        raise ValueError(f"clock must be one of {sorted(_CLOCKS)} but is {clock!r}")
+    val.is_callable("fn", fn)
+    val.one_of("clock", clock, _CLOCKS)
     now = _CLOCKS[clock]
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a positive int but is {repeats!r}")
-    if not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be a non-negative int but is {warmup!r}")
+    repeats = val.positive_int("repeats", repeats)
+    warmup = val.nonnegative_int("warmup", warmup)
     for _ in range(warmup):
         fn(*args, **kwargs)
     times = []
@@ -89,13 +89,18 @@ def loglog_slope(sizes, values) -> float:
     >>> round(loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]), 6)
     2.0
     """
-    sizes, values = np.asarray(sizes, dtype=float), np.asarray(values, dtype=float)
+    (sizes,), (values,) = val.numpy_floats(sizes=sizes), val.numpy_floats(values=values)
+    sizes, values = sizes.astype(float), values.astype(float)
     if sizes.shape != values.shape or sizes.ndim != 1 or sizes.size < 2:
         raise ValueError(
             f"sizes and values must be 1-D with the same length >= 2 but have shapes {sizes.shape} and {values.shape}"
         )
+    if not (np.isfinite(sizes).all() and np.isfinite(values).all()):
+        raise ValueError(f"sizes and values must be finite but are {sizes.tolist()} and {values.tolist()}")
     if np.any(sizes <= 0) or np.any(values <= 0):
         raise ValueError("sizes and values must be positive to take logarithms")
+    if np.unique(sizes).size < 2:
+        raise ValueError(f"sizes must hold at least two different values to fit a slope but are {sizes.tolist()}")
     slope, _ = np.polyfit(np.log(sizes), np.log(values), 1)
     return float(slope)
 

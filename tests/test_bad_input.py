@@ -52,7 +52,7 @@ def test_three_d_mask_refused_by_multi_head():
     with pytest.raises(ValueError, match=r"mask\[:, None\]"):
         module(x, x, x, mask=torch.ones(2, 3, 3, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"mask\[:, None\]"):
-        W = np.eye(8)
+        W = np.eye(8, dtype=np.float32)
         na.multi_head_attention(x.numpy(), x.numpy(), x.numpy(), W, W, W, W, 2, mask=np.ones((2, 3, 3), dtype=bool))
 
 

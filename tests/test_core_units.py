@@ -78,7 +78,9 @@ def test_get_device(monkeypatch):
     monkeypatch.setenv("COURSE_DEVICE", "cpu")
     assert env.get_device() == torch.device("cpu")
     if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="CUDA is not available"):
+        with pytest.raises(
+            ValueError, match=r"prefer='cuda' was asked for but is not available here; available here: \['cpu'"
+        ):
             env.get_device("cuda")
 
 

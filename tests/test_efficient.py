@@ -173,7 +173,6 @@ def test_param_count_matches_modules(num_heads, bias):
     ("call", "message"),
     [
         (lambda q: efficient.tiled_attention(q, q, q, q_block=0), "q_block"),
-        (lambda q: efficient.tiled_attention(q, q, q, k_block=2.5), "k_block"),
         (lambda q: efficient.online_softmax(q, block_size=-1), "block_size"),
         (lambda q: efficient.naive_attention(q, q[:3], q[:3], causal=True), "k_len"),
         (lambda q: efficient.naive_attention(q, q, q[:, :2][:3]), "value"),
@@ -186,6 +185,12 @@ def test_bad_input_raises_value_error_naming_argument(call, message):
     q = np.zeros((4, 3))
     with pytest.raises(ValueError, match=message):
         call(q)
+
+
+def test_non_int_block_is_type_error():
+    q = np.zeros((4, 3))
+    with pytest.raises(TypeError, match=r"k_block must be an int \(>= 1\) but is the float 2.5"):
+        efficient.tiled_attention(q, q, q, k_block=2.5)
 
 
 def test_float_mask_is_refused():
