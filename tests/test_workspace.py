@@ -1,0 +1,293 @@
+"""The student workspace (scripts/workspace.py, behind `make lab`, `make workspace`, `make reset-lesson`).
+
+On a temporary clone-like tree (notebooks/ with executed lessons, solutions/): the first run makes
+cleared copies; an edited copy survives the next run; a lesson added later is copied in and the
+others are left alone; a lesson that changed is reported as outdated and not overwritten; a reset
+keeps a backup. Then the Makefile: `make lab` runs the same command as `make workspace` before it
+opens JupyterLab on the copies, and in a fresh `git clone` of this repository (no .venv), `make
+workspace` makes cleared copies and keeps an edit on the second run.
+"""
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load_workspace():
+    # Loaded by path: scripts/ is not a package.
+    spec = importlib.util.spec_from_file_location("course_scripts_workspace", REPO / "scripts" / "workspace.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+workspace = _load_workspace()
+
+
+def _executed_lesson(title: str, code: str = "x = 1\nx") -> nbformat.NotebookNode:
+    """A small lesson as committed: executed, with outputs, counts, timings and widget state."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(f"# {title}", metadata={"slideshow": {"slide_type": "slide"}}),
+        nbformat.v4.new_code_cell(
+            code,
+            execution_count=1,
+            outputs=[nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=1)],
+            metadata={"execution": {"iopub.execute_input": "2026-01-01T00:00:00Z"}, "tags": ["keep-me"]},
+        ),
+        nbformat.v4.new_code_cell(
+            "print('predict first')",
+            execution_count=2,
+            outputs=[nbformat.v4.new_output("stream", name="stdout", text="predict first\n")],
+        ),
+    ]
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    return nb
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    """A clone-like tree: notebooks/ with two executed lessons and a README, solutions/ with one solution."""
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "solutions").mkdir()
+    nbformat.write(_executed_lesson("00 Start"), tmp_path / "notebooks" / "00_start.ipynb")
+    nbformat.write(_executed_lesson("01 Attention"), tmp_path / "notebooks" / "01_attention.ipynb")
+    (tmp_path / "notebooks" / "README.md").write_text("lesson map\n")
+    nbformat.write(_executed_lesson("01 solved"), tmp_path / "solutions" / "01_attention_solutions.ipynb")
+    return tmp_path
+
+
+def _sync(tree: Path) -> dict:
+    entries = workspace.sync(tree / "notebooks", tree / "my_work")
+    return {entry.name: entry for entry in entries}
+
+
+def _assert_cleared(path: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    for cell in nb.cells:
+        assert "execution" not in cell.metadata, f"{path.name}: timing metadata left in a cell"
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"{path.name}: outputs left in {cell.source!r}"
+            assert cell.execution_count is None, f"{path.name}: execution count left in {cell.source!r}"
+    assert "widgets" not in nb.metadata, f"{path.name}: widget state left"
+    return nb
+
+
+def _edit(path: Path, new_source: str) -> bytes:
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].source = new_source
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="my run\n")]
+    nb.cells[1].execution_count = 7
+    nbformat.write(nb, path)
+    return path.read_bytes()
+
+
+def test_first_run_creates_cleared_copies_of_lessons_only(tree):
+    entries = _sync(tree)
+    assert {name: entry.action for name, entry in entries.items()} == {
+        "00_start.ipynb": "created",
+        "01_attention.ipynb": "created",
+    }
+    copies = sorted(path.name for path in (tree / "my_work").iterdir() if not path.name.startswith("."))
+    assert copies == ["00_start.ipynb", "01_attention.ipynb"], "README, solutions or backups were copied"
+    for name in copies:
+        nb = _assert_cleared(tree / "my_work" / name)
+        lesson = nbformat.read(tree / "notebooks" / name, as_version=4)
+        assert [c.source for c in nb.cells] == [c.source for c in lesson.cells]
+        assert nb.cells[1].metadata["tags"] == ["keep-me"] and nb.cells[0].metadata["slideshow"]
+    # the lessons themselves stay executed (the nbval baseline)
+    assert nbformat.read(tree / "notebooks" / "00_start.ipynb", as_version=4).cells[1].outputs
+
+
+def test_every_real_lesson_is_copied_without_outputs(tmp_path):
+    entries = workspace.sync(REPO / "notebooks", tmp_path / "my_work")
+    names = [path.name for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+    assert [entry.name for entry in entries] == names and names
+    for name in names:
+        _assert_cleared(tmp_path / "my_work" / name)
+
+
+def test_an_edited_copy_survives_the_next_run(tree):
+    _sync(tree)
+    copy_path = tree / "my_work" / "01_attention.ipynb"
+    edited = _edit(copy_path, "x = 42  # my answer\nx")
+    entries = _sync(tree)
+    assert entries["01_attention.ipynb"].action == "kept"
+    assert entries["01_attention.ipynb"].outdated is False
+    assert copy_path.read_bytes() == edited
+
+
+def test_a_new_lesson_is_copied_in_and_the_others_are_left_alone(tree):
+    _sync(tree)
+    edited = _edit(tree / "my_work" / "00_start.ipynb", "x = 'mine'")
+    untouched = (tree / "my_work" / "01_attention.ipynb").read_bytes()
+    nbformat.write(_executed_lesson("02 Masking"), tree / "notebooks" / "02_masking.ipynb")
+    entries = _sync(tree)
+    assert {name: entry.action for name, entry in entries.items()} == {
+        "00_start.ipynb": "kept",
+        "01_attention.ipynb": "kept",
+        "02_masking.ipynb": "created",
+    }
+    _assert_cleared(tree / "my_work" / "02_masking.ipynb")
+    assert (tree / "my_work" / "00_start.ipynb").read_bytes() == edited
+    assert (tree / "my_work" / "01_attention.ipynb").read_bytes() == untouched
+
+
+def test_an_updated_lesson_is_reported_outdated_and_not_overwritten(tree):
+    _sync(tree)
+    copy_path = tree / "my_work" / "01_attention.ipynb"
+    edited = _edit(copy_path, "x = 'my work'")
+    before_00 = (tree / "my_work" / "00_start.ipynb").read_bytes()
+    nbformat.write(
+        _executed_lesson("01 Attention, revised", code="y = 2\ny"), tree / "notebooks" / "01_attention.ipynb"
+    )
+    entries = _sync(tree)
+    assert entries["01_attention.ipynb"].action == "kept"
+    assert entries["01_attention.ipynb"].outdated is True
+    assert entries["01_attention.ipynb"].edited is True
+    assert entries["00_start.ipynb"].outdated is False
+    assert copy_path.read_bytes() == edited
+    assert (tree / "my_work" / "00_start.ipynb").read_bytes() == before_00
+    report = workspace.format_report(list(entries.values()), tree / "my_work")
+    line = next(line for line in report.splitlines() if "01_attention.ipynb" in line)
+    assert "kept" in line and "OUTDATED" in line
+    assert "OUTDATED" not in next(line for line in report.splitlines() if "00_start.ipynb" in line)
+    assert "make reset-lesson LESSON=NN, for NN in 01" in report
+    assert "0 created, 2 kept, 1 outdated." in report
+
+
+def test_new_outputs_alone_do_not_make_a_copy_outdated(tree):
+    _sync(tree)
+    lesson = nbformat.read(tree / "notebooks" / "00_start.ipynb", as_version=4)
+    lesson.cells[1].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=3)]
+    lesson.cells[1].execution_count = 3  # re-executed: same cells, other outputs
+    nbformat.write(lesson, tree / "notebooks" / "00_start.ipynb")
+    assert _sync(tree)["00_start.ipynb"].outdated is False
+
+
+def test_an_unedited_outdated_copy_says_so(tree):
+    _sync(tree)
+    nbformat.write(_executed_lesson("00 Start, revised"), tree / "notebooks" / "00_start.ipynb")
+    entries = _sync(tree)
+    assert entries["00_start.ipynb"].outdated is True and entries["00_start.ipynb"].edited is False
+    assert "you have not edited it" in workspace.format_report(list(entries.values()), tree / "my_work")
+
+
+def test_reset_keeps_a_backup_and_makes_a_fresh_copy(tree):
+    _sync(tree)
+    copy_path = tree / "my_work" / "01_attention.ipynb"
+    edited = _edit(copy_path, "x = 'before reset'")
+    nbformat.write(
+        _executed_lesson("01 Attention, revised", code="y = 2\ny"), tree / "notebooks" / "01_attention.ipynb"
+    )
+    backup, target = workspace.reset("01", tree / "notebooks", tree / "my_work")
+    assert target == copy_path
+    assert backup.parent == tree / "my_work" / "backups" and backup.name.startswith("01_attention.")
+    assert backup.read_bytes() == edited
+    nb = _assert_cleared(copy_path)
+    assert nb.cells[1].source == "y = 2\ny"
+    assert _sync(tree)["01_attention.ipynb"].outdated is False  # the record follows the reset
+    second_backup, _ = workspace.reset("1", tree / "notebooks", tree / "my_work")  # same second: a new name
+    assert second_backup != backup and backup.read_bytes() == edited
+    assert sorted(path.name for path in (tree / "my_work").glob("*.ipynb")) == ["00_start.ipynb", "01_attention.ipynb"]
+
+
+@pytest.mark.parametrize("name", ["1", "01", "01_attention", "01_attention.ipynb", "notebooks/01_attention.ipynb"])
+def test_find_lesson_accepts_a_number_or_a_name(tree, name):
+    assert workspace.find_lesson(name, tree / "notebooks") == tree / "notebooks" / "01_attention.ipynb"
+
+
+@pytest.mark.parametrize("name", ["7", "02", "attention", "01_attention_solutions", ""])
+def test_reset_refuses_an_unknown_lesson_and_lists_the_valid_ones(tree, name, capsys):
+    _sync(tree)
+    with pytest.raises(ValueError, match=r"LESSON: .*00 \(00_start\), 01 \(01_attention\)"):
+        workspace.reset(name, tree / "notebooks", tree / "my_work")
+    code = workspace.main(["--notebooks", str(tree / "notebooks"), "--workspace", str(tree / "my_work"), "reset", name])
+    assert code == 2
+    assert "01 (01_attention)" in capsys.readouterr().err
+    assert not (tree / "my_work" / "backups").exists()
+
+
+def test_bad_arguments_are_named(tmp_path):
+    with pytest.raises(TypeError, match="lesson: expected"):
+        workspace.find_lesson(2, tmp_path)
+    with pytest.raises(TypeError, match="nb: expected a notebook"):
+        workspace.clear_outputs([])
+    with pytest.raises(ValueError, match="notebooks: expected a folder"):
+        workspace.sync(tmp_path / "missing", tmp_path / "my_work")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "00_broken.ipynb").write_text("{not json")
+    with pytest.raises(ValueError, match="00_broken.ipynb: expected a notebook"):
+        workspace.sync(tmp_path / "notebooks", tmp_path / "my_work")
+
+
+def test_a_damaged_record_never_causes_an_overwrite(tree):
+    _sync(tree)
+    edited = _edit(tree / "my_work" / "00_start.ipynb", "x = 'mine'")
+    (tree / "my_work" / workspace.MANIFEST).write_text("{damaged")
+    entries = _sync(tree)
+    assert entries["00_start.ipynb"].action == "kept" and entries["00_start.ipynb"].outdated is None
+    assert "no record" in entries["00_start.ipynb"].note
+    assert (tree / "my_work" / "00_start.ipynb").read_bytes() == edited
+
+
+def _make(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+@needs_make
+def test_make_lab_runs_the_workspace_step_then_opens_the_copies():
+    lab = _make("-n", "lab", cwd=REPO)
+    assert lab.returncode == 0, lab.stderr
+    step = _make("-n", "workspace", cwd=REPO).stdout.strip()
+    assert step.endswith("scripts/workspace.py --workspace my_work sync"), step
+    lines = lab.stdout.splitlines()
+    assert step in lines, f"`make lab` does not run `{step}`:\n{lab.stdout}"
+    jupyter = next(i for i, line in enumerate(lines) if "jupyter lab" in line)
+    assert lines.index(step) < jupyter
+    assert "my_work/00_start_here.ipynb" in " ".join(lines[jupyter:])
+    assert "notebooks/00_start_here.ipynb" not in lab.stdout
+    ignored = subprocess.run(["git", "check-ignore", "-q", "my_work/00_start_here.ipynb"], cwd=REPO, check=False)
+    assert ignored.returncode == 0, "my_work/ is not git-ignored"
+
+
+@needs_make
+@pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs git and a git checkout")
+def test_make_workspace_in_a_fresh_clone_keeps_an_edit(tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(clone)], check=True, timeout=120)
+    if not (clone / "scripts" / "workspace.py").exists():
+        pytest.skip("scripts/workspace.py is not committed yet")
+    assert not (clone / ".venv").exists()
+    first = _make("workspace", cwd=clone)
+    assert first.returncode == 0, first.stderr
+    lessons = sorted(path.name for path in (clone / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for name in lessons:
+        assert f"created  {name}" in first.stdout
+        _assert_cleared(clone / "my_work" / name)
+    copy_path = clone / "my_work" / lessons[0]
+    nb = json.loads(copy_path.read_text())
+    nb["cells"].append({"cell_type": "markdown", "id": "my-notes", "metadata": {}, "source": "my notes"})
+    copy_path.write_text(json.dumps(nb))
+    edited = copy_path.read_bytes()
+    second = _make("workspace", cwd=clone)
+    assert second.returncode == 0, second.stderr
+    assert f"kept     {lessons[0]}" in second.stdout
+    assert not [line for line in second.stdout.splitlines() if line.startswith("  created")], second.stdout
+    assert f"0 created, {len(lessons)} kept" in second.stdout
+    assert copy_path.read_bytes() == edited
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True)
+    assert status.stdout == "", f"the workspace shows up in git status:\n{status.stdout}"
