@@ -21,15 +21,19 @@ help:
 	@echo "make reset-lesson LESSON=02   back up my_work/02_*.ipynb and copy the lesson afresh"
 	@echo "make test           set up .venv and run every test (unit, hygiene, lint, nbval)"
 	@echo "make test-browser   run each lesson in JupyterLab in headless Chromium (needs /usr/bin/chromium)"
+	@echo "make site           build the course website into site/ (open site/index.html)"
 	@echo "make notebooks      re-execute all lessons and solutions in place (normalized)"
 	@echo "make bench          run the benchmarks and print their tables"
 	@echo "make data           regenerate data/ (bit-identical) and verify checksums"
 	@echo "make checkpoints    retrain the shipped model checkpoints in data/checkpoints/"
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml jupyter/lab/settings/overrides.d/attention-course.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
+	# JupyterLab defaults for the course (RISE's "white" theme: its fonts ship with RISE, nothing is fetched)
+	mkdir -p $(VENV)/share/jupyter/lab/settings/overrides.d
+	cp jupyter/lab/settings/overrides.d/attention-course.json $(VENV)/share/jupyter/lab/settings/overrides.d/
 	touch $(STAMP)
 
 env: $(STAMP)
@@ -49,7 +53,12 @@ workspace:
 reset-lesson:
 	$(PYTHON) scripts/workspace.py --workspace $(COURSE_WORKSPACE) reset "$(LESSON)"
 
-test: test-unit test-notebooks
+test: test-unit test-notebooks site
+
+# The course website (site/index.html): the committed executed notebooks as static HTML, not re-executed.
+.PHONY: site
+site: env
+	$(BIN)/python scripts/build_site.py
 
 test-unit: env
 	$(BIN)/python -m pytest tests -m "not slow and not browser" -q

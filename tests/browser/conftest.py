@@ -3,13 +3,19 @@
 Everything here is session-scoped except the page: one server and one browser serve every lesson.
 Chromium is Debian's /usr/bin/chromium driven through Playwright's sync API (never `playwright
 install`); without it every browser test is skipped with the reason.
+
+Offline, proven: every page's browser context aborts each request (HTTP and websocket) to an address
+outside loopback, and a test whose page asked for one fails listing the hosts, even if it passed
+otherwise. Service workers are blocked so that no request escapes the interception.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import nbformat
 import pytest
@@ -114,15 +120,71 @@ def browser(chromium_path):
         browser.close()
 
 
+def outside_loopback(url: str) -> bool:
+    """True for a network URL whose host is not this machine's loopback (file:, data:, blob: are local)."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https", "ws", "wss", "ftp"}:
+        return False
+    host = (parts.hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: only "localhost" resolves to loopback by definition
+        return True
+
+
+def block_outside_loopback(context) -> list[str]:
+    """Abort every request of `context` that leaves loopback; return the (live) list of URLs asked for."""
+    blocked: list[str] = []
+
+    def abort(route) -> None:
+        blocked.append(route.request.url)
+        route.abort("internetdisconnected")
+
+    def close_socket(socket) -> None:
+        blocked.append(socket.url)
+        socket.close()
+
+    context.route(outside_loopback, abort)
+    context.route_web_socket(outside_loopback, close_socket)
+    return blocked
+
+
+def blocked_hosts(urls: list[str]) -> list[str]:
+    """The distinct hosts of `urls`, sorted."""
+    return sorted({urlsplit(url).hostname or url for url in urls})
+
+
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport=VIEWPORT)
+    context = browser.new_context(viewport=VIEWPORT, service_workers="block")
     page = context.new_page()
+    page.blocked_requests = block_outside_loopback(context)  # checked after the test (pytest_runtest_call)
     page.set_default_timeout(30_000)
     page.page_errors = []  # uncaught JavaScript errors, reported when a test fails
     page.on("pageerror", lambda error: page.page_errors.append(str(error)))
     yield page
     context.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Fail a browser test whose page asked for anything outside loopback, listing the hosts."""
+    page = getattr(item, "funcargs", {}).get("page")
+    try:
+        result = yield
+    except BaseException as exc:
+        if page is not None and getattr(page, "blocked_requests", None):
+            exc.add_note(f"requests outside loopback were aborted: {blocked_hosts(page.blocked_requests)}")
+        raise
+    if page is not None and getattr(page, "blocked_requests", None):
+        urls = sorted(set(page.blocked_requests))
+        pytest.fail(
+            f"the page asked for hosts outside loopback (aborted): {blocked_hosts(urls)}; URLs: {urls[:10]}",
+            pytrace=False,
+        )
+    return result
 
 
 @pytest.fixture(scope="session")
