@@ -26,6 +26,7 @@ help:
 	@echo "make bench          run the benchmarks and print their tables"
 	@echo "make data           regenerate data/ (bit-identical) and verify checksums"
 	@echo "make checkpoints    retrain the shipped model checkpoints in data/checkpoints/"
+	@echo "make grade SUBMISSIONS=path   class report: run every student notebook, write grades.csv and grades.html"
 
 $(STAMP): requirements.txt pyproject.toml jupyter/lab/settings/overrides.d/attention-course.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -92,6 +93,12 @@ data: env
 
 checkpoints: env
 	$(BIN)/python -m course_utils.seq2seq --write-checkpoints data/checkpoints
+
+# The class report: make grade SUBMISSIONS=path (path/<student>/NN_*.ipynb -> path/grades.csv, path/grades.html)
+.PHONY: grade
+grade: env
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/submissions"; exit 2; }
+	$(BIN)/python -m course_utils.grading "$(SUBMISSIONS)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
