@@ -1,9 +1,12 @@
 """Each lesson, run as a student runs it: JupyterLab in a real browser, Run > Run All Cells.
 
-For every notebooks/NN_*.ipynb (a copy with outputs cleared): open it in JupyterLab in headless
-Chromium, wait for the kernel to connect and be idle, click Run > Run All Cells, check that the run
-started, wait until the kernel is idle and every code cell shows an execution count, save it from
-the File menu, and fail on any error output. A screenshot per lesson goes to artifacts/browser/.
+The lessons are the student's workspace copies, made by scripts/workspace.py (what `make lab` runs)
+into a temporary my_work/ folder: outputs cleared, nothing else changed, served from outside
+notebooks/. For every lesson: open it in JupyterLab in headless Chromium, wait for the kernel to
+connect and be idle, click Run > Run All Cells, check that the run started, wait until the kernel is
+idle and every code cell shows an execution count, save it from the File menu, and fail on any error
+output; every exercise check cell (one that calls `checks.check(`) must say "not attempted", since a
+fresh copy is untouched. A screenshot per lesson goes to artifacts/browser/.
 
 Selectors checked against JupyterLab 4.6: an error output is rendered exactly like stderr text
 (`.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]`, as a warning is), so errors
@@ -15,7 +18,10 @@ Also: one lesson opened in the RISE presenter (/rise/<path>) shows reveal.js sli
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -33,7 +39,41 @@ INDICATOR = f"{PANEL} .jp-Notebook-ExecutionIndicator"
 WIDGET_CALL = re.compile(r"\binteract(?:ive|_manual)?\s*\(|\bwidgets\.\w+\s*\(")  # as in tests/hygiene.py
 WIDGET_VIEWS = f"{PANEL} .jp-OutputArea-output > .jupyter-widgets"
 
+CHECK_CALL = re.compile(r"\bchecks\.check\(")  # an exercise's self-check (course_utils.checks)
+NOT_ATTEMPTED = re.compile(r"not attempted", re.IGNORECASE)
+REPO = Path(__file__).resolve().parents[2]
+
 pytestmark = pytest.mark.browser
+
+
+def _load_workspace_script():
+    # Loaded by path (scripts/ is not a package): the very code `make lab` and `make workspace` run.
+    spec = importlib.util.spec_from_file_location("course_scripts_workspace", REPO / "scripts" / "workspace.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+workspace = _load_workspace_script()
+
+
+@pytest.fixture(scope="session")
+def lesson_root(tmp_path_factory) -> Path:
+    """A temporary my_work/ made by scripts/workspace.py: the lessons exactly as a student gets them.
+
+    Overrides conftest's fixture of the same name for this module, so the `lab` server serves it.
+    """
+    # COURSE_BROWSER_NOTEBOOKS (see conftest) still points the tests at another folder of lessons.
+    notebooks = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", REPO / "notebooks"))
+    root = tmp_path_factory.mktemp("workspace") / workspace.WORKSPACE
+    entries = workspace.sync(notebooks, root)
+    assert entries and all(entry.action == "created" for entry in entries), entries
+    for entry in entries:  # nothing computed is left: the student sees no answer before running
+        cells = _code_cells(nbformat.read(root / entry.name, as_version=4))
+        stored = [n for n, cell in enumerate(cells, start=1) if cell.outputs or cell.execution_count is not None]
+        assert not stored, f"{entry.name}: the workspace copy keeps outputs in code cell(s) {stored}"
+    return root
 
 
 def _code_cells(nb) -> list:
@@ -70,7 +110,7 @@ def _wait_for_kernel(page, lab, name: str) -> None:
         indicator = _indicator(page)
         if state == "idle" and connections >= 1 and indicator == "idle":
             return
-        time.sleep(0.5)
+        page.wait_for_timeout(500)  # not time.sleep: Playwright serves its routes only while it runs
     pytest.fail(
         f"{name}: kernel not ready after {KERNEL_TIMEOUT_S} s (server says {state!r} with {connections} "
         f"connection(s); toolbar says {indicator!r})"
@@ -94,7 +134,7 @@ def _wait_for_start(page, lab, name: str) -> None:
             return
         if _kernel_state(lab, name)[0] == "busy":
             return
-        time.sleep(0.2)
+        page.wait_for_timeout(200)  # not time.sleep: Playwright serves its routes only while it runs
     pytest.fail(f"{name}: Run > Run All Cells did not start a run within 30 s (no cell queued, kernel never busy)")
 
 
@@ -115,7 +155,7 @@ def _wait_for_finish(page, lab, name: str, n_code: int) -> list[str]:
                 return prompts  # Run All stopped (an error, usually); the caller reports which cells
         else:
             idle_since = None
-        time.sleep(0.5)
+        page.wait_for_timeout(500)  # not time.sleep: Playwright serves its routes only while it runs
     return prompts
 
 
@@ -130,7 +170,7 @@ def _save(page, saved: Path, n_code: int) -> nbformat.NotebookNode:
                 return nb
         except (OSError, ValueError):
             pass
-        time.sleep(0.3)
+        page.wait_for_timeout(300)  # not time.sleep: Playwright serves its routes only while it runs
     pytest.fail(f"{saved.name}: File > Save Notebook did not write the executed notebook within 30 s")
 
 
@@ -144,6 +184,29 @@ def _error_outputs(nb) -> list[tuple[int, str]]:
             if output.output_type == "error":
                 errors.append((number, f"{output.ename}: {output.evalue}"))
     return errors
+
+
+def _output_text(output) -> str:
+    if output.output_type == "stream":
+        return output.text
+    if output.output_type == "error":
+        return f"{output.ename}: {output.evalue}"
+    data = output.get("data", {})  # one representation per output, so a message is counted once
+    return next((str(data[mime]) for mime in ("text/plain", "text/markdown", "text/html") if mime in data), "")
+
+
+def _checks_not_saying_not_attempted(nb) -> list[str]:
+    """'#n: what it printed' for each check cell that does not say "not attempted" once per check call."""
+    wrong = []
+    for number, cell in enumerate(_code_cells(nb), start=1):
+        calls = len(CHECK_CALL.findall(cell.source))
+        if not calls:
+            continue
+        text = "\n".join(_output_text(output) for output in cell.outputs)
+        if len(NOT_ATTEMPTED.findall(text)) < calls:
+            shown = " ".join(text.split())[:160] or "(no output)"
+            wrong.append(f"#{number} ({calls} check call(s)): {shown}")
+    return wrong
 
 
 def test_lesson_runs_all_cells_in_jupyterlab(lesson, lab, lesson_root, page, screenshot_dir, record_screenshot):
@@ -175,6 +238,10 @@ def test_lesson_runs_all_cells_in_jupyterlab(lesson, lab, lesson_root, page, scr
         record_screenshot(lesson.stem, shot, seconds)
 
         assert not errors, f"{name}: error output in code cell(s): " + "; ".join(f"#{n} {e}" for n, e in errors)
+        wrong = _checks_not_saying_not_attempted(saved)
+        assert not wrong, f"{name}: in a fresh workspace copy, check cell(s) not saying 'not attempted': " + "; ".join(
+            wrong
+        )
         missing = [i for i, p in enumerate(prompts, start=1) if not _is_count(p)]
         assert not missing and len(prompts) == n_code, (
             f"{name}: after {seconds:.0f} s (limit {RUN_TIMEOUT_S} s) code cells without an execution count: "
