@@ -64,6 +64,8 @@ site: env
 test-unit: env
 	$(BIN)/python -m pytest tests -m "not slow and not browser" -q
 
+# The stored outputs hold inline figures: a shell's MPLBACKEND=Agg (or any other backend) would drop them.
+test-notebooks: export MPLBACKEND := module://matplotlib_inline.backend_inline
 test-notebooks: env
 	$(BIN)/python -m pytest $(NBVAL) $(NOTEBOOKS) -q
 

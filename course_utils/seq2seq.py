@@ -11,16 +11,18 @@ Every model has the same interface, which :func:`greedy_decode` and ``course_uti
 - ``init_state(src, src_lengths)`` -> a decoding state, and
   ``decode_step(state, tokens)`` -> ``(logits (batch, vocab), state, weights or None)``: one step at a time.
 
-Checkpoints: ``python -m course_utils.seq2seq --write-checkpoints data/checkpoints`` trains and writes them;
-:func:`load_pretrained` loads one (``torch.load(weights_only=True)``).
+Checkpoints: ``python -m course_utils.seq2seq --write-checkpoints data/checkpoints`` trains and writes them and
+records each file's SHA-256, kind and config in ``data/checkpoints/MANIFEST.json``; :func:`load_pretrained`
+checks a file against it before unpickling it (``torch.load(weights_only=True)``).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
+import io
 import math
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +31,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from course_utils import masks
+from course_utils import _manifest, env, masks
+from course_utils import _validation as val
+from course_utils._validation import check_heads
 from course_utils.attention import MultiHeadAttention
 from course_utils.data import BOS, EOS, PAD, VOCAB_SIZE, check_token_ids, data_dir
 
@@ -67,6 +71,10 @@ class GRUConfig:
     d_hidden: int = 64  # decoder GRU state size
     d_attn: int = 32  # additive attention: size of W_s s + W_h h_j before tanh (attention model only)
 
+    def __post_init__(self):
+        for name in ("vocab", "d_embed", "d_encoder", "d_hidden", "d_attn"):
+            setattr(self, name, val.positive_int(f"GRUConfig.{name}", getattr(self, name)))
+
 
 @dataclass
 class TransformerConfig:
@@ -84,12 +92,28 @@ class TransformerConfig:
     max_len: int = 64  # positions 0 .. max_len - 1 exist (sequences up to max_len - 1 symbols)
     random_positions: int = 0  # > 0: randomized PE (Ruoss et al. 2023), positions drawn from [0, random_positions)
 
+    def __post_init__(self):
+        for name in ("vocab", "d_model", "num_heads", "d_ff", "num_layers", "max_len"):
+            setattr(self, name, val.positive_int(f"TransformerConfig.{name}", getattr(self, name)))
+        self.random_positions = val.nonnegative_int("TransformerConfig.random_positions", self.random_positions)
+        self.dropout = val.probability("TransformerConfig.dropout", self.dropout)
+        for name in ("norm_first", "positional_encoding", "scale_embeddings"):
+            setattr(self, name, val.boolean(f"TransformerConfig.{name}", getattr(self, name)))
+        check_heads(self.d_model, self.num_heads)
+        if self.d_model % 2:
+            raise ValueError(f"TransformerConfig.d_model must be even (sinusoidal positions) but is {self.d_model}")
+
 
 # ----------------------------------------------------------------------------------- helpers
 
 
 def count_parameters(model: nn.Module) -> int:
-    """Number of trainable parameters."""
+    """Number of trainable parameters.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module but is {val.describe(model)}")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
@@ -98,8 +122,8 @@ def check_source(src, src_lengths) -> None:
 
     src : LongTensor (batch, src_len) of token ids in ``[0, vocab)``; src_lengths : (batch,) in ``[1, src_len]``.
     """
-    if not isinstance(src, torch.Tensor) or not isinstance(src_lengths, torch.Tensor):
-        raise TypeError("src and src_lengths must be torch tensors")
+    val.torch_tensor("src", src)
+    val.integer_tensor("src_lengths", src_lengths)
     if src.dim() != 2:
         raise ValueError(f"src must be (batch, src_len) but has shape {tuple(src.shape)}")
     if src.shape[0] == 0 or src.shape[1] == 0:
@@ -114,9 +138,21 @@ def check_source(src, src_lengths) -> None:
 
 
 def _check_decoder_input(decoder_input, batch: int) -> None:
+    val.integer_tensor("decoder_input", decoder_input)
     if decoder_input.dim() != 2 or decoder_input.shape[0] != batch:
         raise ValueError(f"decoder_input must be (batch={batch}, tgt_len) but has shape {tuple(decoder_input.shape)}")
     check_token_ids(decoder_input, "decoder_input")
+
+
+def _config(cfg, config_cls):
+    if cfg is None:
+        return config_cls()
+    if not isinstance(cfg, config_cls):
+        raise TypeError(
+            f"cfg must be a {config_cls.__name__} (or None for the defaults) but is {val.describe(cfg)}; "
+            f"build one with {config_cls.__name__}(**fields) or use build_model(kind, **fields)"
+        )
+    return cfg
 
 
 # ------------------------------------------------------------------------- additive attention
@@ -140,6 +176,17 @@ def additive_scores(query_part: torch.Tensor, key_part: torch.Tensor, v: torch.T
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
+    val.torch_floats(query_part=query_part, key_part=key_part, v=v)
+    if query_part.dim() != 2 or key_part.dim() != 3 or v.dim() != 1:
+        raise ValueError(
+            "query_part must be (batch, d_attn), key_part (batch, k_len, d_attn) and v (d_attn,) but they have shapes "
+            f"{tuple(query_part.shape)}, {tuple(key_part.shape)}, {tuple(v.shape)}"
+        )
+    if key_part.shape[0] != query_part.shape[0] or not query_part.shape[1] == key_part.shape[2] == v.shape[0]:
+        raise ValueError(
+            f"query_part {tuple(query_part.shape)}, key_part {tuple(key_part.shape)} and v {tuple(v.shape)} must share "
+            "batch (query_part and key_part) and d_attn (all three)"
+        )
     # (batch, 1, d_attn) + (batch, k_len, d_attn) -> (batch, k_len, d_attn)
     hidden = torch.tanh(query_part[:, None, :] + key_part)
     # (batch, k_len, d_attn) @ (d_attn,) -> (batch, k_len)
@@ -161,6 +208,16 @@ def concat_linear_scores(s: torch.Tensor, h: torch.Tensor, weight: torch.Tensor,
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb (the pitfall it teaches).
     """
+    val.torch_floats(s=s, h=h, weight=weight, bias=bias)
+    if s.dim() != 2 or h.dim() != 3 or h.shape[0] != s.shape[0]:
+        raise ValueError(
+            f"s must be (batch, d_query) and h (batch, k_len, d_key) but are {tuple(s.shape)}, {tuple(h.shape)}"
+        )
+    if tuple(weight.shape) != (1, s.shape[1] + h.shape[2]) or tuple(bias.shape) != (1,):
+        raise ValueError(
+            f"weight must be (1, d_query + d_key) = (1, {s.shape[1] + h.shape[2]}) and bias (1,) but are "
+            f"{tuple(weight.shape)}, {tuple(bias.shape)}"
+        )
     k_len = h.shape[1]
     s_expanded = s[:, None, :].expand(-1, k_len, -1)  # (batch, d_query) -> (batch, k_len, d_query)
     both = torch.cat([s_expanded, h], dim=-1)  # (batch, k_len, d_query + d_key)
@@ -181,11 +238,21 @@ class AdditiveAttention(nn.Module):
 
     def __init__(self, d_query: int, d_key: int, d_attn: int):
         super().__init__()
+        d_query, d_key, d_attn = (
+            val.positive_int(n, x) for n, x in (("d_query", d_query), ("d_key", d_key), ("d_attn", d_attn))
+        )
         self.query_proj = nn.Linear(d_query, d_attn, bias=False)
         self.key_proj = nn.Linear(d_key, d_attn)
         self.score_proj = nn.Linear(d_attn, 1, bias=False)
 
     def forward(self, s, keys, key_mask, projected_keys=None):
+        weight = self.query_proj.weight
+        val.torch_floats(dtype=weight.dtype, device=weight.device, s=s, keys=keys)
+        if s.dim() != 2 or keys.dim() != 3 or keys.shape[0] != s.shape[0]:
+            raise ValueError(
+                f"s must be (batch, d_query) and keys (batch, k_len, d_key) but are {tuple(s.shape)}, {tuple(keys.shape)}"
+            )
+        val.torch_bool_mask(key_mask, tuple(keys.shape[:2]), "(batch, k_len)", device=keys.device, name="key_mask")
         if projected_keys is None:
             projected_keys = self.key_proj(keys)  # (batch, k_len, d_attn); precompute it once per sequence
         scores = additive_scores(self.query_proj(s), projected_keys, self.score_proj.weight[0])  # (batch, k_len)
@@ -225,7 +292,7 @@ class GRUSeq2Seq(nn.Module):
 
     def __init__(self, cfg: GRUConfig | None = None):
         super().__init__()
-        self.config = cfg = cfg or GRUConfig()
+        self.config = cfg = _config(cfg, GRUConfig)
         d_context = 2 * cfg.d_encoder
         self.encoder = _GRUEncoder(cfg)
         self.embed = nn.Embedding(cfg.vocab, cfg.d_embed, padding_idx=PAD)
@@ -283,7 +350,7 @@ class AttentionGRUSeq2Seq(nn.Module):
 
     def __init__(self, cfg: GRUConfig | None = None):
         super().__init__()
-        self.config = cfg = cfg or GRUConfig()
+        self.config = cfg = _config(cfg, GRUConfig)
         d_context = 2 * cfg.d_encoder
         self.encoder = _GRUEncoder(cfg)
         self.embed = nn.Embedding(cfg.vocab, cfg.d_embed, padding_idx=PAD)
@@ -342,6 +409,8 @@ def sinusoidal_positions(num_positions: int, d_model: int) -> torch.Tensor:
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
     """
+    num_positions = val.nonnegative_int("num_positions", num_positions)
+    d_model = val.positive_int("d_model", d_model)
     if d_model % 2:
         raise ValueError(f"d_model must be even for sinusoidal positions but is {d_model}")
     positions = torch.arange(num_positions, dtype=torch.float32)[:, None]  # (num_positions, 1)
@@ -366,6 +435,8 @@ def make_decoder_masks(src_lengths: torch.Tensor, src_len: int, tgt_len: int):
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
     """
+    val.integer_tensor("src_lengths", src_lengths)
+    src_len, tgt_len = val.positive_int("src_len", src_len), val.positive_int("tgt_len", tgt_len)
     causal = masks.make_causal_mask(tgt_len, device=src_lengths.device)  # (tgt_len, tgt_len)
     self_mask = causal[None, None]  # (tgt_len, tgt_len) -> (1, 1, tgt_len, tgt_len)
     cross_mask = masks.padding_to_attention_mask(
@@ -441,9 +512,7 @@ class TransformerSeq2Seq(nn.Module):
 
     def __init__(self, cfg: TransformerConfig | None = None):
         super().__init__()
-        self.config = cfg = cfg or TransformerConfig()
-        if cfg.random_positions < 0:
-            raise ValueError(f"random_positions must be >= 0 but is {cfg.random_positions}")
+        self.config = cfg = _config(cfg, TransformerConfig)
         self.src_embed = nn.Embedding(cfg.vocab, cfg.d_model)  # N(0, 1) init, like nn.Embedding's default
         self.tgt_embed = nn.Embedding(cfg.vocab, cfg.d_model)
         num_positions = max(cfg.max_len, cfg.random_positions)
@@ -561,10 +630,14 @@ def greedy_decode(model: nn.Module, src, src_lengths, max_len: int | None = None
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
+    for method in ("init_state", "decode_step"):
+        if not callable(getattr(model, method, None)):
+            raise TypeError(
+                f"model must be one of this module's models (with init_state and decode_step) but is {val.describe(model)}"
+            )
     check_source(src, src_lengths)
-    max_len = src.shape[1] + 2 if max_len is None else max_len
-    if max_len < 1:
-        raise ValueError(f"max_len must be >= 1 but is {max_len}")
+    max_len = src.shape[1] + 2 if max_len is None else val.positive_int("max_len", max_len)
+    return_attention = val.boolean("return_attention", return_attention)
     was_training = model.training
     model.eval()
     try:
@@ -605,9 +678,12 @@ _MODELS["transformer"] = (TransformerSeq2Seq, TransformerConfig)
 
 def build_model(kind: str, **config) -> nn.Module:
     """``build_model("gru" | "gru_attention" | "transformer", **config_fields)``."""
-    if kind not in _MODELS:
-        raise ValueError(f"kind must be one of {sorted(_MODELS)} but is {kind!r}")
+    val.one_of("kind", kind, _MODELS)
     model_cls, config_cls = _MODELS[kind]
+    fields = {f.name for f in dataclasses.fields(config_cls)}
+    unknown = sorted(set(config) - fields)
+    if unknown:
+        raise TypeError(f"{config_cls.__name__} has no field {unknown[0]!r}; its fields are {sorted(fields)}")
     return model_cls(config_cls(**config))
 
 
@@ -623,33 +699,105 @@ PRETRAINED = {
 }
 
 
+def _kind_of(model) -> str:
+    kinds = {cls: kind for kind, (cls, _) in _MODELS.items()}
+    if type(model) not in kinds:
+        raise TypeError(
+            f"model must be one of {sorted(c.__name__ for c in kinds)} (built by build_model) but is {val.describe(model)}"
+        )
+    return kinds[type(model)]
+
+
 def save_checkpoint(model: nn.Module, path) -> str:
-    """Save ``{"kind", "config", "state_dict"}`` (plain types and tensors only); return its SHA-256."""
-    kind = {GRUSeq2Seq: "gru", AttentionGRUSeq2Seq: "gru_attention", TransformerSeq2Seq: "transformer"}[type(model)]
-    payload = {"kind": kind, "config": dataclasses.asdict(model.config), "state_dict": model.state_dict()}
+    """Save ``{"kind", "config", "state_dict"}`` (plain types and tensors only); return its SHA-256.
+
+    The file's digest, size, kind and config are recorded in ``MANIFEST.json`` in the same folder,
+    which :func:`load_pretrained` checks before unpickling. ``path`` must end in ``<name>.pt``.
+    """
+    kind = _kind_of(model)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path such as 'data/checkpoints/gru.pt' but is {val.describe(path)}")
     path = Path(path)
+    if path.suffix != ".pt":
+        raise ValueError(f"path must end in .pt (load_pretrained looks for <name>.pt) but is {str(path)!r}")
+    _manifest.checkpoint_path(path.parent, path.stem)  # a name load_pretrained accepts
+    config = dataclasses.asdict(model.config)
+    payload = {"kind": kind, "config": config, "state_dict": model.state_dict()}
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(payload, path)
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    torch.save(payload, path)  # to the path itself: torch names the archive's folder after the file
+    data = path.read_bytes()
+    digest = _manifest.sha256_hex(data)
+    entry = {"file": path.name, "sha256": digest, "bytes": len(data), "kind": kind, "config": config}
+    _manifest.record(path.parent, path.stem, entry)
+    return digest
+
+
+def _expected(name: str, entry: dict) -> tuple[str, dict]:
+    """The kind and full config a checkpoint called ``name`` must hold: ``PRETRAINED``'s, else the manifest's."""
+    if name in PRETRAINED:
+        kind, overrides, _ = PRETRAINED[name]
+        return kind, dataclasses.asdict(_MODELS[kind][1](**overrides))
+    return entry.get("kind"), entry.get("config")
 
 
 def load_pretrained(name: str, directory=None, device=None) -> nn.Module:
-    """Load a shipped checkpoint (``data/checkpoints/<name>.pt``) in eval mode, with ``weights_only=True``.
+    """Load a shipped checkpoint (``data/checkpoints/<name>.pt``) in eval mode, verified.
+
+    In this order, each failure a ``ValueError`` (``FileNotFoundError`` for a missing file) naming the file:
+
+    1. ``name`` is a plain name (``"../outside"`` is refused) of a file inside the folder;
+    2. the file's SHA-256 equals the one in the folder's ``MANIFEST.json`` (both digests are named),
+       checked *before* anything is unpickled;
+    3. ``torch.load(weights_only=True)`` reads it (no code runs), and it holds ``{"kind", "config",
+       "state_dict"}``, not a bare state dict;
+    4. kind and config are those of ``name`` (``PRETRAINED``, or the manifest for your own checkpoints);
+    5. the state dict fits that architecture exactly.
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
+    if directory is not None and not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a folder path or None but is {val.describe(directory)}")
     folder = Path(directory) if directory is not None else data_dir() / "checkpoints"
-    path = folder / f"{name}.pt"
+    available = sorted(p.stem for p in folder.glob("*.pt")) if folder.is_dir() else []
+    path = _manifest.checkpoint_path(folder, name, available)
     if not path.is_file():
-        available = sorted(p.stem for p in folder.glob("*.pt")) if folder.is_dir() else []
         raise FileNotFoundError(
             f"no checkpoint {path.name} in {folder} (available: {available}); "
             "write them with `python -m course_utils.seq2seq --write-checkpoints data/checkpoints`"
         )
-    payload = torch.load(path, map_location="cpu", weights_only=True)
-    model = build_model(payload["kind"], **payload["config"])
-    model.load_state_dict(payload["state_dict"])
-    return model.to(device or "cpu").eval()
+    entry = _manifest.read_manifest(folder).get(name)
+    if entry is None:
+        raise ValueError(
+            f"{path.name} in {folder} is not listed in {_manifest.MANIFEST_NAME}, so its SHA-256 cannot be checked "
+            "and it is not loaded; save checkpoints with seq2seq.save_checkpoint(model, path), which records them"
+        )
+    data = path.read_bytes()  # hash and unpickle the very same bytes
+    _manifest.verify_bytes(path, data, entry)
+    try:
+        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as err:  # any unpickling failure (EOFError, RuntimeError, UnpicklingError): name the file
+        raise ValueError(f"{path.name} could not be read as a checkpoint ({type(err).__name__}: {err})") from None
+    if not isinstance(payload, dict) or not {"kind", "config", "state_dict"} <= set(payload):
+        bare = isinstance(payload, dict) and all(isinstance(v, torch.Tensor) for v in payload.values())
+        what = "a bare state_dict (parameter name -> tensor)" if bare else f"a {type(payload).__name__}"
+        raise ValueError(
+            f"{path.name} holds {what}, not {{'kind', 'config', 'state_dict'}}: the model it belongs to is unknown. "
+            "Save models with seq2seq.save_checkpoint(model, path)"
+        )
+    kind, config = payload["kind"], payload["config"]
+    want_kind, want_config = _expected(name, entry)
+    if kind != want_kind or kind != entry.get("kind"):
+        raise ValueError(f"{path.name} holds a {kind!r} model but {name!r} is a {want_kind!r} checkpoint")
+    if config != want_config or config != entry.get("config"):
+        diff = sorted(k for k in set(config) | set(want_config or {}) if config.get(k) != (want_config or {}).get(k))
+        raise ValueError(f"{path.name} holds a {kind!r} config that differs from {name!r}'s in {diff}")
+    try:
+        model = build_model(kind, **config)
+        model.load_state_dict(payload["state_dict"])
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise ValueError(f"{path.name}: its weights do not fit a {kind!r} model with its config ({err})") from None
+    target = torch.device("cpu") if device is None else env.get_device(device)
+    return model.to(target).eval()
 
 
 def main(argv=None) -> int:
@@ -657,7 +805,7 @@ def main(argv=None) -> int:
     parser.add_argument("--write-checkpoints", type=Path, metavar="DIR", required=True)
     parser.add_argument("--only", nargs="*", choices=sorted(PRETRAINED), help="train only these")
     args = parser.parse_args(argv)
-    from course_utils import env, training  # training imports this module, so import it here
+    from course_utils import training  # training imports this module, so import it here
 
     for name in args.only or PRETRAINED:
         kind, config, overrides = PRETRAINED[name]
