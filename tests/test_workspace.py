@@ -265,6 +265,14 @@ def test_make_lab_runs_the_workspace_step_then_opens_the_copies():
 
 
 @needs_make
+@pytest.mark.parametrize("target", ["test", "test-browser", "notebooks", "format", "clean"])
+def test_other_make_targets_never_touch_the_workspace(target):
+    dry = _make("-n", target, cwd=REPO)
+    assert dry.returncode == 0, dry.stderr
+    assert "my_work" not in dry.stdout and "workspace.py" not in dry.stdout, dry.stdout
+
+
+@needs_make
 @pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs git and a git checkout")
 def test_make_workspace_in_a_fresh_clone_keeps_an_edit(tmp_path):
     clone = tmp_path / "clone"
