@@ -48,7 +48,9 @@ def load_alt_text(path: Path = ALT_TEXT_FILE) -> dict[str, dict[str, str]]:
     """Read the alt-text data file: {notebook file name: {cell id: alt text}}."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        raise ValueError(f"alt text file {path} must map notebook names to {{cell id: text}}, got {type(data).__name__}")
+        raise ValueError(
+            f"alt text file {path} must map notebook names to {{cell id: text}}, got {type(data).__name__}"
+        )
     return data
 
 
@@ -90,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alt-text", type=Path, default=ALT_TEXT_FILE, help="the data file (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="report only; write nothing")
     args = parser.parse_args(argv)
-    paths = args.notebooks or sorted((REPO / "notebooks").glob("*.ipynb")) + sorted((REPO / "solutions").glob("*.ipynb"))
+    paths = args.notebooks or sorted((REPO / "notebooks").glob("*.ipynb")) + sorted(
+        (REPO / "solutions").glob("*.ipynb")
+    )
     all_texts = load_alt_text(args.alt_text)
     problems = 0
     figures = 0

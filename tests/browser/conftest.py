@@ -11,9 +11,15 @@ otherwise. Service workers are blocked so that no request escapes the intercepti
 
 from __future__ import annotations
 
+import functools
+import http.server
 import ipaddress
 import os
 import shutil
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -57,10 +63,27 @@ def clear_outputs(source: Path, target: Path) -> nbformat.NotebookNode:
     return nb
 
 
+def site_page_names() -> list[str]:
+    """Every page the course website must have, relative to site/: home, lessons, solutions, guide, search."""
+    lessons = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    solutions = sorted((REPO / "solutions").glob("[0-9][0-9]_*.ipynb"))
+    return [
+        "index.html",
+        *(f"notebooks/{path.stem}.html" for path in lessons),
+        "solutions.html",
+        *(f"solutions/{path.stem}.html" for path in solutions),
+        "docs/instructor_guide.html",
+        "search.html",
+        "genindex.html",
+    ]
+
+
 def pytest_generate_tests(metafunc):
-    """Parametrize every test that takes `lesson` over the lessons, one test id per lesson."""
+    """Parametrize tests taking `lesson` over the lessons and tests taking `site_page` over the site's pages."""
     if "lesson" in metafunc.fixturenames:
         metafunc.parametrize("lesson", lesson_paths(), ids=lambda path: path.stem)
+    if "site_page" in metafunc.fixturenames:
+        metafunc.parametrize("site_page", site_page_names())
 
 
 @pytest.fixture
@@ -185,6 +208,47 @@ def pytest_runtest_call(item):
             pytrace=False,
         )
     return result
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> tuple[Path, float | None]:
+    """(site folder, build seconds): a fresh `scripts/build_site.py` build in a temporary folder.
+
+    COURSE_SITE_DIR=site reuses a site already built (e.g. by `make site`); the seconds are then None.
+    """
+    if os.environ.get("COURSE_SITE_DIR"):
+        folder = Path(os.environ["COURSE_SITE_DIR"]).resolve()
+        if not (folder / "index.html").is_file():
+            pytest.fail(f"COURSE_SITE_DIR={folder} has no index.html: run make site first")
+        return folder, None
+    root = tmp_path_factory.mktemp("site_build")
+    out = root / "site"
+    started = time.perf_counter()
+    command = [sys.executable, str(REPO / "scripts" / "build_site.py"), "--out", str(out), "--stage", str(root / "src")]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        pytest.fail(f"the site build failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return out, seconds
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep the test output clean
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_server(built_site):
+    """The built site served as static files on 127.0.0.1 (as an instructor would host it); yields its base URL."""
+    folder, _ = built_site
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=10)
 
 
 @pytest.fixture(scope="session")
