@@ -1,0 +1,555 @@
+"""Exercises and predictions of lessons 00–04: cases, references, misconceptions, hints.
+
+Introduced in ``notebooks/00_start_here.ipynb``. Nothing here runs at import time; torch is
+imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course_utils import misconceptions as bugs
+from course_utils.exercises._model import Exercise, Prediction
+from course_utils.exercises._seeding import torch_seeded
+
+__all__ = ["EXERCISES", "PREDICTIONS"]
+
+# the worked example of lesson 01: three tokens, d_head = 2
+_Q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (q_len=3, d_head=2)
+_K = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]])  # (k_len=3, d_head=2)
+_V = np.array([[10.0, 0.0], [0.0, 10.0], [5.0, 5.0]])  # (k_len=3, d_value=2)
+
+
+# 00 ------------------------------------------------------------------------------------------
+def _dot_cases():
+    rng = np.random.default_rng(0)
+    return [(rng.standard_normal((3, 2)), rng.standard_normal((4, 2))), (np.eye(2), np.ones((5, 2)))]
+
+
+def _dot_reference(q, k):
+    return q @ k.T  # (q_len, d) @ (d, k_len) -> (q_len, k_len)
+
+
+# 01 ------------------------------------------------------------------------------------------
+def _softmax_cases():
+    rng = np.random.default_rng(1)
+    return [
+        (np.array([1.0, 2.0, 3.0]), -1),
+        (np.array([[1000.0, 1001.0], [-1000.0, -999.0]]), -1),  # two rows on very different scales
+        (np.array([[1e4, 0.0], [0.0, 1e4], [5.0, 5.0]]), 0),  # down the columns
+        (100 * rng.standard_normal((2, 3, 4)), 1),
+    ]
+
+
+def _softmax_reference(x, axis=-1):
+    from course_utils import numpy_attention
+
+    return numpy_attention.softmax(x, axis=axis)
+
+
+def _by_hand_reference():
+    from course_utils import numpy_attention
+
+    out_new, w_new = numpy_attention.scaled_dot_product_attention(np.array([[2.0, -1.0]]), _K, _V)
+    return w_new[0], out_new[0]
+
+
+def _temperature_cases():
+    rng = np.random.default_rng(2)
+    return [
+        (_Q, _K, _V, 1.0),
+        (_Q, _K, _V, 0.1),
+        (rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 6, 8)), rng.standard_normal((2, 6, 3)), 5.0),
+    ]
+
+
+def _temperature_reference(Q, K, V, temperature):
+    from course_utils import numpy_attention
+
+    return numpy_attention.scaled_dot_product_attention(Q / temperature, K, V)  # dividing Q by T divides the scores
+
+
+# 02 ------------------------------------------------------------------------------------------
+def _causal_cases():
+    return [(1,), (4,), (7,)]
+
+
+def _causal_reference(seq_len):
+    from course_utils import masks
+
+    return masks.make_causal_mask(seq_len)
+
+
+def _padding_cases():
+    import torch
+
+    return [(torch.tensor([3, 1]), 4), (torch.tensor([0, 2, 5]), 5), (torch.tensor([2]), 6)]
+
+
+def _padding_reference(lengths, max_len):
+    from course_utils import masks
+
+    return masks.make_padding_mask(lengths, max_len)
+
+
+def _decoder_mask_cases():
+    import torch
+
+    return [(torch.tensor([4, 2]), 4), (torch.tensor([3]), 5), (torch.tensor([1, 5, 3]), 5)]
+
+
+def _decoder_mask_reference(lengths, seq_len):
+    from course_utils import masks
+
+    causal_part = masks.make_causal_mask(seq_len)  # (q_len, k_len)
+    key_part = masks.padding_to_attention_mask(masks.make_padding_mask(lengths, seq_len))  # (batch, 1, 1, k_len)
+    return masks.combine_masks(causal_part, key_part)  # (batch, 1, q_len, k_len)
+
+
+def _masked_softmax_cases():
+    import torch
+
+    from course_utils import masks
+
+    gen = torch.Generator().manual_seed(4)
+    padding = masks.padding_to_attention_mask(masks.make_padding_mask(torch.tensor([3, 0]), 4))  # (2, 1, 1, 4)
+    left_padded = torch.tensor([False, False, True, True])  # (k_len,): two pads, then two tokens
+    causal_left = (left_padded & masks.make_causal_mask(4))[None, None]  # (1, 1, 4, 4): rows 0 and 1 empty
+    return [
+        (torch.randn(2, 1, 3, 4, generator=gen, dtype=torch.float64), padding),
+        (torch.randn(1, 2, 4, 4, generator=gen, dtype=torch.float64), causal_left),
+    ]
+
+
+def _masked_softmax_reference(scores, mask):
+    import torch
+
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    return torch.where(mask.any(dim=-1, keepdim=True), weights, torch.zeros_like(weights))  # empty rows: zeros
+
+
+# 03 ------------------------------------------------------------------------------------------
+def _split_cases():
+    rng = np.random.default_rng(1)
+    return [
+        (rng.normal(size=(2, 5, 8)), 2),
+        (rng.normal(size=(1, 7, 12)), 3),  # another length, another head count
+        (rng.normal(size=(3, 1, 6)), 6),  # d_head = 1
+    ]
+
+
+def _split_reference(x, num_heads):
+    from course_utils import numpy_attention
+
+    return numpy_attention.split_heads(x, num_heads)
+
+
+def _count_cases_03():
+    return [(512, 8, True), (512, 1, True), (768, 12, True), (64, 4, False), (1024, 16, True)]
+
+
+def _count_reference(d_model, num_heads, bias=True):
+    from course_utils import attention
+
+    with torch_seeded(0):
+        module = attention.MultiHeadAttention(d_model, num_heads, bias=bias)
+    return sum(p.numel() for p in module.parameters())
+
+
+def _numpy_cross_cases():
+    rng = np.random.default_rng(3)
+    d_model = 8
+    W = [rng.normal(0, 1 / np.sqrt(d_model), size=(d_model, d_model)) for _ in range(4)]
+    return [
+        (rng.normal(size=(2, 3, d_model)), rng.normal(size=(2, 6, d_model)), np.array([6, 4]), *W, 2),
+        (rng.normal(size=(3, 1, d_model)), rng.normal(size=(3, 5, d_model)), np.array([1, 5, 3]), *W, 4),
+    ]
+
+
+def _numpy_cross_reference(decoder_states, encoder_states, encoder_lengths, W_q, W_k, W_v, W_o, num_heads):
+    from course_utils import numpy_attention
+
+    k_len = encoder_states.shape[1]
+    mask = np.zeros((len(encoder_lengths), 1, 1, k_len), dtype=bool)  # (batch, 1, 1, k_len)
+    for b, length in enumerate(encoder_lengths):
+        mask[b, 0, 0, :length] = True
+    return numpy_attention.multi_head_attention(
+        decoder_states, encoder_states, encoder_states, W_q, W_k, W_v, W_o, num_heads, mask=mask
+    )
+
+
+# 04 ------------------------------------------------------------------------------------------
+def _forward_cases():
+    import torch
+
+    from course_utils import attention
+
+    with torch_seeded(1):
+        mha = attention.MultiHeadAttention(d_model=16, num_heads=4, dropout=0.1).eval()  # eval: no dropout
+        return [
+            (mha, torch.randn(2, 5, 16), torch.randn(2, 5, 16), torch.randn(2, 5, 16)),  # self-attention shapes
+            (mha, torch.randn(2, 3, 16), torch.randn(2, 7, 16), torch.randn(2, 7, 16)),  # keys longer than queries
+            (mha, torch.randn(1, 6, 16), torch.randn(1, 2, 16), torch.randn(1, 2, 16)),  # keys shorter than queries
+        ]
+
+
+def _forward_reference(mha, query, key, value):
+    return mha(query, key, value)[0]
+
+
+def _torch_cross_cases():
+    import torch
+
+    from course_utils import attention
+
+    with torch_seeded(2):
+        mha = attention.MultiHeadAttention(d_model=16, num_heads=4).eval()
+        return [
+            (mha, torch.randn(2, 3, 16), torch.randn(2, 6, 16), torch.tensor([6, 4])),
+            (mha, torch.randn(3, 4, 16), torch.randn(3, 5, 16), torch.tensor([1, 5, 3])),
+        ]
+
+
+def _torch_cross_reference(mha, decoder_states, encoder_states, encoder_lengths):
+    import torch
+
+    batch, k_len = encoder_states.shape[:2]
+    mask = torch.zeros(batch, 1, 1, k_len, dtype=torch.bool)  # (batch, 1, 1, k_len)
+    for b, length in enumerate(encoder_lengths.tolist()):
+        mask[b, 0, 0, :length] = True
+    return mha(decoder_states, encoder_states, encoder_states, mask=mask)
+
+
+def _nn_mha_cases():
+    import torch
+    from torch import nn
+
+    from course_utils import masks
+
+    with torch_seeded(3):
+        torch_mha = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+        return [
+            (torch_mha, torch.randn(2, 3, 16), torch.randn(2, 6, 16), masks.make_padding_mask(torch.tensor([6, 2]), 6)),
+            (torch_mha, torch.randn(1, 5, 16), torch.randn(1, 4, 16), masks.make_padding_mask(torch.tensor([3]), 4)),
+        ]
+
+
+def _nn_mha_reference(torch_mha, decoder_states, encoder_states, padding_mask):
+    from course_utils import attention
+
+    ours = attention.MultiHeadAttention.from_torch(torch_mha).eval()
+    mask = padding_mask[:, None, None, :]  # (batch, k_len) -> (batch, 1, 1, k_len)
+    return ours(decoder_states, encoder_states, encoder_states, mask=mask)[0]
+
+
+_COUNT_FORBIDDEN = (
+    "course_utils.attention:MultiHeadAttention.__init__",
+    "torch.nn:MultiheadAttention.__init__",
+    "course_utils.efficient:mha_param_count",
+)
+
+EXERCISES = [
+    Exercise(
+        id="00.dot_scores",
+        title="dot_scores",
+        section="00 · Exercise 1 · dot-product scores",
+        function="dot_scores",
+        make_cases=_dot_cases,
+        reference=_dot_reference,
+        misconceptions={"scores_transposed": bugs.dot_scores_transposed},
+        hints=(
+            "Entry [i, j] compares query i with key j: one row per query, one column per key.",
+            "Row i of q against row j of k is a matrix product of q with the transpose of k: "
+            "(q_len, d) @ (d, k_len). In NumPy, q @ k.T.",
+        ),
+    ),
+    Exercise(
+        id="01.softmax_along",
+        title="softmax_along",
+        section="01 · From scores to weights: a stable softmax",
+        function="softmax_along",
+        make_cases=_softmax_cases,
+        reference=_softmax_reference,
+        misconceptions={
+            "softmax_wrong_axis": bugs.softmax_along_wrong_axis,
+            "softmax_no_max_shift": bugs.softmax_along_no_max_shift,
+        },
+        forbidden=("course_utils.numpy_attention:softmax",),
+        hints=(
+            "Softmax is shift invariant: subtract something from each slice before exp, so that no exp overflows.",
+            "Subtract the maximum of each slice along `axis`, not of the whole array: x.max(axis=axis, keepdims=True) "
+            "keeps the reduced axis with size 1 so that it broadcasts back against x.",
+            "With the global maximum, the row [-1000, -999] becomes [-2001, -2000], both exps underflow to 0, and you "
+            "divide 0 by 0. Sum the exponentials along the same axis, again with keepdims=True.",
+        ),
+    ),
+    Exercise(
+        id="01.by_hand_new_query",
+        title="query [2, -1] by hand",
+        section="01 · Check it by hand: 3 tokens, d_head = 2",
+        function="by_hand_new_query",
+        make_cases=lambda: [()],
+        reference=_by_hand_reference,
+        misconceptions={"no_scaling": bugs.by_hand_no_scaling, "scaled_by_d_head": bugs.by_hand_scaled_by_d_head},
+        forbidden=(
+            "course_utils.numpy_attention:scaled_dot_product_attention",
+            "course_utils.numpy_attention:softmax",
+        ),
+        hints=(
+            "Scores first: the dot products of [2, -1] with [2, 0], [0, 2] and [1, 1], each divided by sqrt(2).",
+            "Weights: exp(s_j) / sum of exp(s_j'). A negative score is fine: its exp is just small. "
+            "Output: sum over j of w_j * V_j, one number per column of V. The first key should win clearly.",
+        ),
+        output_names=("weights", "output"),
+        reveal=False,
+        atol=5e-3,
+        rtol=0.0,
+    ),
+    Exercise(
+        id="01.attention_with_temperature",
+        title="attention_with_temperature",
+        section="01 · Explore: d_head and temperature",
+        function="attention_with_temperature",
+        make_cases=_temperature_cases,
+        reference=_temperature_reference,
+        misconceptions={
+            "no_scaling": bugs.temperature_no_scaling,
+            "scaled_by_d_head": bugs.temperature_scaled_by_d_head,
+            "temperature_multiplies": bugs.temperature_multiplies,
+            "softmax_wrong_axis": bugs.temperature_softmax_wrong_axis,
+        },
+        hints=(
+            "Start from the attention function built in the lesson and divide the scores by temperature before "
+            "the softmax, on top of the division by sqrt(d_head).",
+            "For batch axes, transpose only the last two axes of K: np.swapaxes(K, -1, -2), not K.T (which reverses "
+            "all axes). Write the division as / (np.sqrt(d_head) * temperature), with the parentheses.",
+        ),
+        output_names=("output", "weights"),
+    ),
+    Exercise(
+        id="02.my_causal_mask",
+        title="my_causal_mask",
+        section="02 · Causal masks",
+        function="my_causal_mask",
+        make_cases=_causal_cases,
+        reference=_causal_reference,
+        misconceptions={"mask_inverted": bugs.causal_mask_inverted, "causal_no_diagonal": bugs.causal_mask_no_diagonal},
+        forbidden=("course_utils.masks:make_causal_mask",),
+        hints=(
+            "Query i may attend to key j when j <= i: the lower triangle, diagonal included.",
+            "Either torch.tril of a boolean tensor of ones, or compare positions directly: "
+            "torch.arange(seq_len)[None, :] <= torch.arange(seq_len)[:, None] gives (1, k_len) <= (q_len, 1) -> "
+            "(q_len, k_len). Make sure the result has dtype torch.bool (not 0/1 floats).",
+        ),
+    ),
+    Exercise(
+        id="02.my_padding_mask",
+        title="my_padding_mask",
+        section="02 · Padding masks from lengths",
+        function="my_padding_mask",
+        make_cases=_padding_cases,
+        reference=_padding_reference,
+        misconceptions={
+            "mask_inverted": bugs.padding_mask_inverted,
+            "padding_off_by_one": bugs.padding_mask_off_by_one,
+        },
+        forbidden=("course_utils.masks:make_padding_mask",),
+        hints=(
+            "Position j of sequence b is real when j < lengths[b]: one comparison per (sequence, position).",
+            "Compare a row of positions with a column of lengths and let broadcasting build the table: "
+            "(1, max_len) < (batch, 1) -> (batch, max_len). In PyTorch: torch.arange(max_len)[None, :] < "
+            "lengths[:, None].",
+        ),
+    ),
+    Exercise(
+        id="02.decoder_mask",
+        title="decoder_mask",
+        section="02 · Shapes: lining masks up with multi-head scores",
+        function="decoder_mask",
+        make_cases=_decoder_mask_cases,
+        reference=_decoder_mask_reference,
+        misconceptions={"mask_3d_heads": bugs.decoder_mask_3d, "mask_inverted": bugs.decoder_mask_inverted},
+        hints=(
+            "Two masks, combined with &: key padding (which keys are real) and causal (which keys are not in the "
+            "future). Give each the axes it needs to broadcast to (batch, 1, q_len, k_len).",
+            "Key padding is (batch, k_len); give it the two missing axes, (batch, 1, 1, k_len) "
+            "(masks.padding_to_attention_mask). The causal mask is (q_len, k_len). Combine them with &: broadcasting "
+            "gives (batch, 1, q_len, k_len). A (batch, q_len, k_len) result is the bug from the lesson: against 4-D "
+            "scores its batch axis would line up with the heads.",
+        ),
+    ),
+    Exercise(
+        id="02.masked_softmax",
+        title="masked_softmax",
+        section="02 · What our helpers do: zeros",
+        function="masked_softmax",
+        make_cases=_masked_softmax_cases,
+        reference=_masked_softmax_reference,
+        misconceptions={
+            "fill_minus_1e9": bugs.masked_softmax_fill_1e9,
+            "fill_minus_inf": bugs.masked_softmax_fill_inf,
+            "mask_inverted": bugs.masked_softmax_inverted,
+        },
+        hints=(
+            "Fill the forbidden scores with -inf before the softmax; then decide what a row with no allowed key "
+            "should be (zeros, not NaN and not uniform).",
+            "weights = torch.softmax(scores.masked_fill(~mask, float('-inf')), dim=-1) gives NaN on empty rows. "
+            "mask.any(dim=-1, keepdim=True) says which rows have at least one allowed key: keep the weights there "
+            "and put zeros elsewhere with torch.where.",
+        ),
+    ),
+    Exercise(
+        id="03.my_split_heads",
+        title="my_split_heads",
+        section="03 · Step 2 · split into heads",
+        function="my_split_heads",
+        make_cases=_split_cases,
+        reference=_split_reference,
+        misconceptions={"split_single_reshape": bugs.split_heads_single_reshape},
+        forbidden=("course_utils.numpy_attention:split_heads",),
+        hints=(
+            "Two steps: first cut the feature axis into (heads, d_head), then move the heads axis in front of seq_len.",
+            "x.reshape(batch, seq_len, num_heads, d_head) cuts the feature axis into heads (each position keeps its "
+            "own features), then .transpose(0, 2, 1, 3) swaps the seq_len and heads axes. A single "
+            "reshape(batch, num_heads, seq_len, d_head) has the right shape and the wrong contents.",
+        ),
+    ),
+    Exercise(
+        id="03.count_attention_parameters",
+        title="count_attention_parameters",
+        section="03 · Parameters: the same for any number of heads",
+        function="count_attention_parameters",
+        make_cases=_count_cases_03,
+        reference=_count_reference,
+        misconceptions={
+            "params_three_matrices": bugs.params_three_matrices,
+            "params_ignore_bias_flag": bugs.params_ignore_bias_flag,
+        },
+        forbidden=_COUNT_FORBIDDEN,
+        hints=(
+            "List the projections: W_q, W_k, W_v and W_o. What does each hold, with and without biases?",
+            "Four projections, each a (d_model, d_model) matrix and, with bias=True, a (d_model,) vector. The number "
+            "of heads only decides how the projected features are grouped afterwards, so it should not appear in "
+            "your formula. For d_model = 512 with biases you should get 1,050,624.",
+        ),
+    ),
+    Exercise(
+        id="03.cross_attend",
+        title="cross_attend",
+        section="03 · Cross-attention: `q_len ≠ k_len`",
+        function="cross_attend",
+        make_cases=_numpy_cross_cases,
+        reference=_numpy_cross_reference,
+        misconceptions={
+            "mask_inverted": bugs.numpy_cross_attend_inverted,
+            "key_padding_as_2d": bugs.numpy_cross_attend_2d,
+        },
+        hints=(
+            "Queries from decoder_states; keys and values both from encoder_states; a (batch, 1, 1, k_len) mask, "
+            "True for the real keys.",
+            "Position j is real when j < length, so np.arange(k_len)[None, :] < encoder_lengths[:, None] gives "
+            "(batch, k_len). Add the two axes with [:, None, None, :]. Then pass decoder_states as the query and "
+            "encoder_states as both key and value.",
+        ),
+        output_names=("output", "weights"),
+    ),
+    Exercise(
+        id="04.my_forward",
+        title="my_forward",
+        section="04 · Build it step by step",
+        function="my_forward",
+        make_cases=_forward_cases,
+        reference=_forward_reference,
+        misconceptions={
+            "keys_split_with_query_length": bugs.forward_keys_split_with_query_length,
+            "no_scaling": bugs.forward_no_scaling,
+            "scaled_by_sqrt_d_model": bugs.forward_scaled_by_sqrt_d_model,
+            "softmax_wrong_axis": bugs.forward_softmax_wrong_axis,
+            "dropout_in_eval": bugs.forward_dropout_in_eval,
+        },
+        forbidden=("course_utils.attention:MultiHeadAttention.forward",),
+        hints=(
+            "Four steps, as in the lesson: project (mha.query_proj, ...), split into heads, attend, merge and "
+            "mha.out_proj. The checks use keys longer and shorter than the queries.",
+            "Write a small split(x) that reads batch, length, _ = x.shape from its own argument and returns "
+            "x.view(batch, length, mha.num_heads, mha.d_head).transpose(1, 2). Apply it to the three projections. "
+            "After the attention, heads_out.transpose(1, 2).reshape(batch, q_len, mha.d_model): the output has the "
+            "query's length.",
+        ),
+    ),
+    Exercise(
+        id="04.cross_attend",
+        title="cross_attend",
+        section="02 · Shapes: lining masks up with multi-head scores",
+        function="cross_attend",
+        make_cases=_torch_cross_cases,
+        reference=_torch_cross_reference,
+        misconceptions={
+            "mask_inverted": bugs.torch_cross_attend_inverted,
+            "key_padding_as_2d": bugs.torch_cross_attend_2d,
+        },
+        hints=(
+            "Build a (batch, 1, 1, k_len) mask, True for the real keys, and pass it as mha(query, key, value, mask=...).",
+            "masks.make_padding_mask(encoder_lengths, k_len) gives (batch, k_len), True for real keys; "
+            "masks.padding_to_attention_mask(...) adds the heads and queries axes: (batch, 1, 1, k_len). Pass "
+            "decoder_states as the query and encoder_states as both key and value.",
+        ),
+        output_names=("output", "weights"),
+    ),
+    Exercise(
+        id="04.torch_cross_attend",
+        title="torch_cross_attend",
+        section='02 · Two conventions: "may attend" and "ignore"',
+        function="torch_cross_attend",
+        make_cases=_nn_mha_cases,
+        reference=_nn_mha_reference,
+        misconceptions={"mask_inverted": bugs.nn_mha_mask_not_flipped},
+        hints=(
+            "PyTorch's key_padding_mask means True = ignore this key; ours means True = real key.",
+            "masks.to_key_padding_mask(padding_mask) (or simply ~padding_mask) flips our convention to PyTorch's. "
+            "Then torch_mha(query, key, value, key_padding_mask=...) returns (output, averaged_weights); return the "
+            "first.",
+        ),
+    ),
+]
+
+
+PREDICTIONS = [
+    Prediction(
+        id="00.scores_shape",
+        question="For q of shape (5, 8) and k of shape (7, 8), what is the shape of dot_scores(q, k)?",
+        kind="shape",
+        answer=(5, 7),
+        section="00 · Exercise 2 · shapes first",
+    ),
+    Prediction(
+        id="01.naive_softmax_overflow",
+        question="What does naive_softmax return for [1000, 1001, 1002]?",
+        kind="choice",
+        answer="nan",
+        choices=("weights", "nan", "inf", "zeros"),
+        section="01 · From scores to weights: a stable softmax",
+    ),
+    Prediction(
+        id="02.causal_true_count",
+        question="How many entries of the (5, 5) causal mask are True?",
+        kind="number",
+        answer=15,
+        section="02 · Causal masks",
+    ),
+    Prediction(
+        id="03.parameters_d512",
+        question="How many parameters do the four projections (with biases) have for d_model = 512?",
+        kind="number",
+        answer=4 * 512 * 512 + 4 * 512,
+        section="03 · Parameters: the same for any number of heads",
+    ),
+    Prediction(
+        id="04.same_output",
+        question="Same parameters, same input: do a 1-head and a 4-head module return the same output?",
+        kind="choice",
+        answer=False,
+        choices=(True, False),
+        section="04 · Single head versus multi-head, with the same parameters",
+    ),
+]
