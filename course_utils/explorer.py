@@ -399,7 +399,9 @@ class AttentionExplorer:
         self._title = w.HTML(f"<b>{html.escape(title)}</b>")
         self._picker = w.Dropdown(options=[(x, i) for i, x in enumerate(examples)], value=0, description="example")
         self._text = w.Text(value=examples[0], description="input", continuous_update=False)
-        self._views = w.ToggleButtons(options=list(self.snapshot.views), value=self.view_name)
+        self._views = w.ToggleButtons(
+            options=list(self.snapshot.views), value=self.view_name, style={"button_width": "auto"}
+        )
         self._queries = w.HBox(layout=w.Layout(flex_flow="row wrap"))
         self._output = w.HTML()
         self._table = w.HTML()
