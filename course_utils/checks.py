@@ -61,6 +61,13 @@ def _safe_repr(x, limit: int = 80) -> str:
     return _truncate(text, limit)
 
 
+def _safe_str(x, limit: int = 200) -> str:
+    try:
+        return _truncate(str(x), limit)
+    except Exception:
+        return f"<unprintable {_type_name(x)}>"
+
+
 def _type_name(x) -> str:
     try:
         return type(x).__name__
@@ -378,7 +385,7 @@ def _is_untouched_stub(fn, exc) -> bool:
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames or frames[-1].filename != code.co_filename or frames[-1].name != code.co_name:
         return False
-    return set(code.co_names) <= {"NotImplementedError"}
+    return not exc.args and set(code.co_names) <= {"NotImplementedError"}
 
 
 def _student_line(exc, fn) -> str:
@@ -552,7 +559,7 @@ def _verdict(exercise, student_fn, time_limit):
             if isinstance(exc, NotImplementedError) and where:
                 message = f"{name}: case {i} of {n} still reaches a `raise NotImplementedError`{where}; remove it."
             else:
-                message = f"{name}: case {i} of {n} crashed with {_type_name(exc)}: {_truncate(exc, 200)}{where}"
+                message = f"{name}: case {i} of {n} crashed with {_type_name(exc)}: {_safe_str(exc)}{where}"
             if found:
                 message += f" This looks like a known mistake: {found.name}. Re-read «{found.section}»."
             return "crashed", found.id if found else None, message
