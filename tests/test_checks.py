@@ -53,7 +53,7 @@ def test_a_real_not_implemented_error_is_a_crash(capsys):
         return np.linalg.norm(q, ord="nonsense")  # raises ValueError inside NumPy
 
     def unfinished(q, k):
-        print(q @ k.T)
+        _ = q @ k.T
         raise NotImplementedError  # left in after writing code
 
     def from_a_library(q, k):
