@@ -361,6 +361,66 @@ def test_real_lesson_01_solved_and_shipped(tmp_path):
     _check_real(_real_submissions(tmp_path, {"00", "01"}), {"00", "01"}, exercises)
 
 
+def _rebind_before_check(nb, exercise_id: str, source: str) -> None:
+    """Put ``source`` just before the ``checks.check`` call of ``exercise_id``, in the same cell."""
+    call = f'checks.check("{exercise_id}"'
+    cell = next(c for c in nb.cells if c.cell_type == "code" and call in c.source)
+    cell.source = cell.source.replace(call, f"{source}\n\n\n{call}")
+
+
+def _as_student(path: Path):
+    """A solutions notebook as a student would hand it in: checks without strict=True."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        cell.source = cell.source.replace(", strict=True)", ")")
+    return nb
+
+
+@pytest.mark.slow
+def test_real_lesson_broken_in_every_way(tmp_path):
+    """Lesson 01's solutions, broken: a misconception, a None return, a crash, an endless loop, a deleted check."""
+    exercises = _engine()
+    first, second, third = (e for e in exercises.for_lesson("01"))
+    solution = REPO / "solutions" / "01_attention_numpy_solutions.ipynb"
+
+    nb = nbformat.read(solution, as_version=4)
+    _rebind_before_check(
+        nb,
+        first.id,
+        f"from course_utils import misconceptions\n\n{first.function} = misconceptions.softmax_along_wrong_axis",
+    )
+    _rebind_before_check(nb, second.id, f"def {second.function}(*args, **kwargs):\n    return None")
+    _rebind_before_check(nb, third.id, f"def {third.function}(*args, **kwargs):\n    while True:\n        pass")
+    write(tmp_path, "ann", nb, name="01_attention_numpy.ipynb")
+
+    nb = _as_student(solution)
+    _rebind_before_check(nb, second.id, f"def {second.function}(*args, **kwargs):\n    return 1 / 0")
+    nb.cells = [c for c in nb.cells if f'"{first.id}"' not in c.source or c.cell_type != "code"]  # check deleted
+    nb.cells.insert(1, new_code_cell("raise RuntimeError('a first cell that raises')"))
+    del nb.metadata["kernelspec"]
+    write(tmp_path, "ben", nb, name="01_attention_numpy.ipynb")
+    write(tmp_path, "cat", "not a notebook at all", name="01_attention_numpy.ipynb")
+
+    grading.grade(tmp_path, cell_timeout=120, notebook_timeout=600, progress=False)
+    rows = {(r["student"], r["exercise"]): r for r in read_csv(tmp_path / "grades.csv")}
+    assert len(rows) == 9
+    expected = {
+        ("ann", first.id): ("wrong", "softmax_wrong_axis"),
+        ("ann", second.id): ("wrong", "None"),
+        ("ann", third.id): ("timed_out", ""),
+        ("ben", first.id): ("missing", "the cell was deleted or renamed"),
+        ("ben", second.id): ("crashed", "ZeroDivisionError"),
+        ("ben", third.id): ("passed", "no kernel metadata"),
+        ("cat", first.id): ("crashed", "could not be read"),
+        ("cat", second.id): ("crashed", "could not be read"),
+        ("cat", third.id): ("crashed", "could not be read"),
+    }
+    for key, (status, fragment) in expected.items():
+        assert rows[key]["status"] == status, rows[key]
+        assert fragment in rows[key]["detail"], rows[key]
+    assert "code cell 1 raised RuntimeError: a first cell that raises" in rows[("ben", third.id)]["detail"]
+
+
 @pytest.mark.slow
 def test_real_lessons_all_solved_and_shipped(tmp_path):
     exercises = _engine()
