@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils import _validation as val
+from course_utils import _validation as validate
 from course_utils._validation import check_heads, check_mha_mask_ndim, check_qkv
 
 __all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
@@ -45,11 +45,11 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p: float 
 
     Introduced in notebooks/04_multi_head_pytorch.ipynb.
     """
-    val.torch_floats(query=query, key=key, value=value)
+    validate.torch_floats(query=query, key=key, value=value)
     check_qkv(tuple(query.shape), tuple(key.shape), tuple(value.shape))
-    dropout_p = val.probability("dropout_p", dropout_p)
-    scores_shape = (*val.broadcast_shapes(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
-    mask = val.torch_bool_mask(mask, scores_shape, "(..., q_len, k_len)", device=query.device)
+    dropout_p = validate.probability("dropout_p", dropout_p)
+    scores_shape = (*validate.broadcast_shapes(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
+    mask = validate.torch_bool_mask(mask, scores_shape, "(..., q_len, k_len)", device=query.device)
     return _attend(query, key, value, mask, dropout_p)
 
 
@@ -107,8 +107,8 @@ class MultiHeadAttention(nn.Module):
         d_head = check_heads(d_model, num_heads)  # positive ints, num_heads divides d_model
         self.d_model, self.num_heads = int(d_model), int(num_heads)
         self.d_head = d_head  # = d_model // num_heads
-        self.dropout = val.probability("dropout", dropout)
-        bias = val.boolean("bias", bias)
+        self.dropout = validate.probability("dropout", dropout)
+        bias = validate.boolean("bias", bias)
         self.query_proj = nn.Linear(d_model, d_model, bias=bias)
         self.key_proj = nn.Linear(d_model, d_model, bias=bias)
         self.value_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -121,7 +121,7 @@ class MultiHeadAttention(nn.Module):
 
     def _check_inputs(self, query, key, value, mask):
         weight = self.query_proj.weight
-        val.torch_floats(dtype=weight.dtype, device=weight.device, query=query, key=key, value=value)
+        validate.torch_floats(dtype=weight.dtype, device=weight.device, query=query, key=key, value=value)
         for name, x in (("query", query), ("key", key), ("value", value)):
             if x.dim() != 3 or x.shape[-1] != self.d_model:
                 raise ValueError(
@@ -135,16 +135,18 @@ class MultiHeadAttention(nn.Module):
             if isinstance(mask, torch.Tensor):
                 check_mha_mask_ndim(tuple(mask.shape))
             scores_shape = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
-            val.torch_bool_mask(mask, scores_shape, "(batch, heads, q_len, k_len)", device=query.device)
+            validate.torch_bool_mask(mask, scores_shape, "(batch, heads, q_len, k_len)", device=query.device)
 
     def forward(self, query, key, value, mask=None, need_weights: bool = True):
         self._check_inputs(query, key, value, mask)
-        need_weights = val.boolean("need_weights", need_weights)
+        need_weights = validate.boolean("need_weights", need_weights)
         batch, q_len, _ = query.shape
         queries = self._split(self.query_proj(query))  # (batch, heads, q_len, d_head)
         keys = self._split(self.key_proj(key))  # (batch, heads, k_len, d_head)
         values = self._split(self.value_proj(value))  # (batch, heads, k_len, d_head)
-        dropout_p = val.probability("dropout", self.dropout) if self.training else 0.0  # re-read: it may be set later
+        dropout_p = (
+            validate.probability("dropout", self.dropout) if self.training else 0.0
+        )  # re-read: it may be set later
         if need_weights:
             heads_out, weights = _attend(queries, keys, values, mask, dropout_p)
         elif keys.shape[-2] == 0:  # no key at all: zeros, as on the weights path (and as a fully masked row)

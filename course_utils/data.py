@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from course_utils import _validation as validate
+
 __all__ = [
     "PAD",
     "BOS",
@@ -86,8 +88,14 @@ def data_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "data"
 
 
+def _directory(directory):
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a folder path such as 'data' but is {validate.describe(directory)}")
+    return directory
+
+
 def _file_name(split: str) -> str:
-    if split not in SPLITS:
+    if not isinstance(split, str) or split not in SPLITS:
         raise ValueError(f"split must be one of {sorted(SPLITS)} but is {split!r}")
     return f"reversal_{split}.txt"
 
@@ -97,6 +105,8 @@ def encode(text: str) -> list[int]:
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str over the symbols {SYMBOLS!r} but is {validate.describe(text)}")
     bad = sorted(set(text) - set(SYMBOLS))
     if bad:
         raise ValueError(f"text may only use the symbols {SYMBOLS!r} but contains {bad}")
@@ -108,8 +118,11 @@ def decode(ids, *, stop_at_eos: bool = True) -> str:
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
+    stop_at_eos = validate.boolean("stop_at_eos", stop_at_eos)
     if isinstance(ids, torch.Tensor):
         ids = ids.tolist()
+    if isinstance(ids, (str, bytes)) or np.ndim(np.asarray(ids, dtype=object)) != 1:
+        raise ValueError(f"ids must be a 1-D sequence of token ids but is {validate.describe(ids)}")
     check_token_ids(ids, "ids")
     out = []
     for i in ids:
@@ -122,7 +135,12 @@ def decode(ids, *, stop_at_eos: bool = True) -> str:
 
 
 def check_token_ids(ids, name: str = "ids") -> None:
-    """Raise ``ValueError`` naming ``name`` if any id lies outside ``[0, VOCAB_SIZE)`` (or is not an integer)."""
+    """Raise ``ValueError`` naming ``name`` if any id lies outside ``[0, VOCAB_SIZE)`` (or is not an integer).
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be the argument's name (a str) but is {validate.describe(name)}")
     if isinstance(ids, torch.Tensor):
         if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
             raise ValueError(f"{name} must hold integer token ids but has dtype {ids.dtype}")
@@ -155,7 +173,7 @@ def generate_splits(seed: int = GENERATOR_SEED) -> dict[str, list[tuple[int, ...
     Splits are drawn in the order of :data:`SPLITS` (held-out ones first), so ``train`` never
     contains a test or validation sequence. Returns ``{split: [token-id tuples]}``.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(validate.nonnegative_int("seed", seed))
     seen: set = set()
     splits = {}
     for name, spec in SPLITS.items():
@@ -178,7 +196,7 @@ def _sha256(data: bytes) -> str:
 
 def write_splits(directory, seed: int = GENERATOR_SEED) -> dict[str, str]:
     """Write ``reversal_<split>.txt`` files into ``directory``; return ``{file name: SHA-256}``."""
-    directory = Path(directory)
+    directory = Path(_directory(directory))
     directory.mkdir(parents=True, exist_ok=True)
     digests = {}
     for name, sequences in generate_splits(seed).items():
@@ -204,7 +222,7 @@ def load_split(split: str, directory=None) -> list[tuple[int, ...]]:
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
     name = _file_name(split)
-    path = Path(directory) if directory is not None else data_dir()
+    path = Path(_directory(directory)) if directory is not None else data_dir()
     path = path / name
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; rebuild it with `python -m course_utils.data --write data`")
@@ -243,6 +261,23 @@ class Batch:
     decoder_input: torch.Tensor
     target: torch.Tensor
 
+    def __post_init__(self):
+        for name in ("src", "src_lengths", "decoder_input", "target"):
+            validate.integer_tensor(f"Batch.{name}", getattr(self, name))
+        batch = self.src.shape[0] if self.src.dim() == 2 else None
+        if (
+            batch is None
+            or self.src_lengths.shape != (batch,)
+            or self.decoder_input.dim() != 2
+            or self.decoder_input.shape != self.target.shape
+            or self.target.shape[0] != batch
+        ):
+            raise ValueError(
+                "Batch needs src (batch, src_len), src_lengths (batch,), decoder_input and target (batch, tgt_len) but "
+                f"got {tuple(self.src.shape)}, {tuple(self.src_lengths.shape)}, {tuple(self.decoder_input.shape)}, "
+                f"{tuple(self.target.shape)}; build batches with collate(sources)"
+            )
+
     def to(self, device) -> Batch:
         return Batch(*(t.to(device) for t in (self.src, self.src_lengths, self.decoder_input, self.target)))
 
@@ -270,10 +305,14 @@ def make_decoder_io(y: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tenso
     >>> inp.tolist(), tgt.tolist()
     ([[1, 5, 4, 0]], [[5, 4, 2, 0]])
     """
+    validate.integer_tensor("y", y)
+    validate.integer_tensor("lengths", lengths)
     if y.dim() != 2 or lengths.shape != (y.shape[0],):
         raise ValueError(
             f"y must be (batch, max_len) and lengths (batch,) but are {tuple(y.shape)}, {tuple(lengths.shape)}"
         )
+    if lengths.numel() and (int(lengths.min()) < 0 or int(lengths.max()) > y.shape[1]):
+        raise ValueError(f"lengths must lie in [0, max_len={y.shape[1]}] but are {lengths.tolist()}")
     batch = y.shape[0]
     bos = torch.full((batch, 1), BOS, dtype=y.dtype, device=y.device)
     pad = torch.full((batch, 1), PAD, dtype=y.dtype, device=y.device)
@@ -283,6 +322,15 @@ def make_decoder_io(y: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tenso
     return decoder_input, target
 
 
+def _sequences(sources):
+    for i, s in enumerate(sources):
+        if isinstance(s, (str, bytes)) or not hasattr(s, "__iter__"):
+            raise TypeError(
+                f"sources[{i}] must be a sequence of token ids (use encode({s!r})) but is {validate.describe(s)}"
+            )
+        yield s
+
+
 def collate(sources) -> Batch:
     """Pad a list of token-id sequences ``x`` into a :class:`Batch` (targets are the reversals).
 
@@ -290,7 +338,14 @@ def collate(sources) -> Batch:
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
-    sources = [list(s) for s in sources]
+    if isinstance(sources, (str, bytes)) or not hasattr(sources, "__iter__"):
+        raise TypeError(
+            f"sources must be a list of token-id sequences (e.g. [encode('abc')]) but is {validate.describe(sources)}"
+        )
+    sources = [list(s.tolist() if isinstance(s, torch.Tensor) else s) for s in _sequences(sources)]
+    for i, s in enumerate(sources):
+        if not all(isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_)) for t in s):
+            raise TypeError(f"sources[{i}] must hold integer token ids but is {s[:5]}")
     if not sources:
         raise ValueError("sources is empty: a batch needs at least one sequence")
     if any(len(s) == 0 for s in sources):
@@ -330,8 +385,9 @@ class RandomBatchSampler:
     """
 
     def __init__(self, batch_size: int, min_len: int = 4, max_len: int = 16, seed: int = 0, exclude=None, pool=None):
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1 but is {batch_size}")
+        batch_size = validate.positive_int("batch_size", batch_size)
+        min_len, max_len = validate.positive_int("min_len", min_len), validate.positive_int("max_len", max_len)
+        seed = validate.nonnegative_int("seed", seed)
         if not 1 <= min_len <= max_len:
             raise ValueError(f"need 1 <= min_len <= max_len but min_len={min_len}, max_len={max_len}")
         self.batch_size, self.min_len, self.max_len = batch_size, min_len, max_len

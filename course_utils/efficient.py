@@ -27,7 +27,7 @@ import tracemalloc
 
 import numpy as np
 
-from course_utils import _validation as val
+from course_utils import _validation as validate
 from course_utils._validation import check_heads, check_qkv
 
 __all__ = [
@@ -53,14 +53,14 @@ def _causal_mask(q_len: int, k_len: int, q_start: int = 0, k_start: int = 0, q_s
 
 def _prepare(q, k, v, mask, causal):
     """The checks of :func:`course_utils.numpy_attention.scaled_dot_product_attention`, plus ``causal``."""
-    q, k, v = val.numpy_floats(q=q, k=k, v=v)
+    q, k, v = validate.numpy_floats(q=q, k=k, v=v)
     check_qkv(q.shape, k.shape, v.shape)
-    causal = val.boolean("causal", causal)
+    causal = validate.boolean("causal", causal)
     q_len, k_len = q.shape[-2], k.shape[-2]
     if causal and k_len < q_len:
         raise ValueError(f"causal=True needs k_len >= q_len but k_len is {k_len} and q_len is {q_len}")
-    scores_shape = (*val.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q_len, k_len)
-    mask = val.numpy_bool_mask(mask, scores_shape, "(..., q_len, k_len)")
+    scores_shape = (*validate.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q_len, k_len)
+    mask = validate.numpy_bool_mask(mask, scores_shape, "(..., q_len, k_len)")
     return q, k, v, mask, causal
 
 
@@ -136,10 +136,10 @@ def online_softmax_stats(x, block_size: int = 4) -> tuple[np.ndarray, np.ndarray
 
     Introduced in notebooks/06_what_attention_costs.ipynb.
     """
-    (x,) = val.numpy_floats(x=x)  # float32 stays float32
+    (x,) = validate.numpy_floats(x=x)  # float32 stays float32
     if x.ndim < 1:
         raise ValueError(f"x must have a last axis to stream over but has shape {x.shape}")
-    block_size = val.positive_int("block_size", block_size)
+    block_size = validate.positive_int("block_size", block_size)
     m = np.full((*x.shape[:-1], 1), -np.inf, dtype=x.dtype)
     l = np.zeros((*x.shape[:-1], 1), dtype=x.dtype)
     for start in range(0, x.shape[-1], block_size):
@@ -164,7 +164,7 @@ def online_softmax(x, block_size: int = 4) -> np.ndarray:
     >>> np.round(online_softmax(np.array([1.0, 2.0, 3.0]), block_size=2), 4).tolist()
     [0.09, 0.2447, 0.6652]
     """
-    (x,) = val.numpy_floats(x=x)
+    (x,) = validate.numpy_floats(x=x)
     m, l = online_softmax_stats(x, block_size)
     shift = np.where(np.isfinite(m), m, 0.0)
     exps = np.exp(x - shift)
@@ -215,8 +215,8 @@ def tiled_attention(q, k, v, mask=None, causal: bool = False, q_block: int = 64,
     True
     """
     q, k, v, mask, causal = _prepare(q, k, v, mask, causal)
-    q_block = val.positive_int("q_block", q_block)
-    k_block = val.positive_int("k_block", k_block)
+    q_block = validate.positive_int("q_block", q_block)
+    k_block = validate.positive_int("k_block", k_block)
     q_len, k_len, d_head = q.shape[-2], k.shape[-2], q.shape[-1]
     batch_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     dtype = q.dtype  # one floating dtype, checked: float32 in, float32 out
@@ -274,7 +274,7 @@ def measure_peak_memory(fn, *args, **kwargs):
     >>> peak >= 8_000_000
     True
     """
-    val.is_callable("fn", fn)
+    validate.is_callable("fn", fn)
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
@@ -310,9 +310,9 @@ def attention_flops(seq_len: int, d_model: int, batch: int = 1) -> dict:
     >>> attention_flops(seq_len=1024, d_model=512)["core"] == attention_flops(1024, 512)["projections"]
     True
     """
-    seq_len = val.positive_int("seq_len", seq_len)
-    d_model = val.positive_int("d_model", d_model)
-    batch = val.positive_int("batch", batch)
+    seq_len = validate.positive_int("seq_len", seq_len)
+    d_model = validate.positive_int("d_model", d_model)
+    batch = validate.positive_int("batch", batch)
     projections = batch * 8 * seq_len * d_model**2
     core = batch * 4 * seq_len**2 * d_model
     return {"projections": int(projections), "core": int(core), "total": int(projections + core)}
@@ -326,7 +326,7 @@ def crossover_length(d_model: int) -> int:
 
     Introduced in notebooks/06_what_attention_costs.ipynb.
     """
-    return 2 * val.positive_int("d_model", d_model)
+    return 2 * validate.positive_int("d_model", d_model)
 
 
 def mha_param_count(d_model: int, num_heads: int = 1, bias: bool = True) -> int:
@@ -343,5 +343,5 @@ def mha_param_count(d_model: int, num_heads: int = 1, bias: bool = True) -> int:
     1050624
     """
     check_heads(d_model, num_heads)
-    d_model, bias = int(d_model), val.boolean("bias", bias)
+    d_model, bias = int(d_model), validate.boolean("bias", bias)
     return 4 * d_model * d_model + (4 * d_model if bias else 0)

@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 
-from course_utils import _validation as val
+from course_utils import _validation as validate
 
 __all__ = ["set_seed", "get_device", "available_devices", "print_versions", "versions"]
 
@@ -24,7 +24,7 @@ def set_seed(seed: int = 0) -> None:
 
     Introduced in notebooks/00_start_here.ipynb.
     """
-    seed = val.nonnegative_int("seed", seed)
+    seed = validate.nonnegative_int("seed", seed)
     random.seed(seed)
     np.random.seed(seed)  # noqa: NPY002 - lessons that use the legacy global API are reproducible too
     import torch
@@ -46,7 +46,9 @@ def get_device(prefer: str | None = None):
     import torch
 
     if prefer is not None and not isinstance(prefer, (str, torch.device)):
-        raise TypeError(f"prefer must be a device name such as 'cpu' or a torch.device but is {val.describe(prefer)}")
+        raise TypeError(
+            f"prefer must be a device name such as 'cpu' or a torch.device but is {validate.describe(prefer)}"
+        )
     name, choice = ("prefer", prefer) if prefer else ("COURSE_DEVICE", os.environ.get("COURSE_DEVICE"))
     if choice:
         return _available_device(name, choice)

@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from course_utils import _validation as validate
 from course_utils.attention import MultiHeadAttention
 
 __all__ = [
@@ -57,10 +58,19 @@ _SHAPE_NAMES = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _COLOUR_NAMES = "rgbykmcw"
 
 
-def _to_numpy(x) -> np.ndarray:
+def _to_numpy(x, name: str = "weights") -> np.ndarray:
+    """Weights from a tensor, array or list as float64, refusing non-numbers and NaN."""
     if isinstance(x, torch.Tensor):
+        if x.dtype.is_complex or x.dtype == torch.bool:
+            raise TypeError(f"{name} must hold real numbers but has dtype {x.dtype}")
         x = x.detach().cpu().double().numpy()
-    return np.asarray(x, dtype=np.float64)
+    (w,) = validate.numpy_floats(**{name: x})
+    w = w.astype(np.float64)
+    if np.isnan(w).any():
+        raise ValueError(
+            f"{name} holds NaN: attention weights are finite and non-negative (a NaN row means a bug upstream)"
+        )
+    return w
 
 
 def _as_weights(weights, name: str = "weights") -> np.ndarray:
@@ -107,9 +117,7 @@ def max_entropy(k_len: int) -> float:
 
     Introduced in notebooks/05_inside_the_heads.ipynb.
     """
-    if isinstance(k_len, bool) or not isinstance(k_len, (int, np.integer)) or k_len < 1:
-        raise ValueError(f"k_len must be a positive int but is {k_len!r}")
-    return float(np.log(k_len))
+    return float(np.log(validate.positive_int("k_len", k_len)))
 
 
 def head_entropy(weights) -> np.ndarray:
@@ -192,6 +200,8 @@ def head_role_scores(weights, match_ids=None) -> dict:
     }
     if match_ids is not None:
         ids = np.asarray(match_ids.detach().cpu() if isinstance(match_ids, torch.Tensor) else match_ids)
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"match_ids must hold integer ids (e.g. the token ids) but has dtype {ids.dtype}")
         if ids.ndim == 1:
             ids = ids[None]
         if ids.ndim != 2 or ids.shape[1] != q_len or ids.shape[0] not in (1, batch):
@@ -244,9 +254,15 @@ def make_role_task(
     >>> tuple(task.tokens.shape), sorted(task.targets)
     ((2, 6), ['first', 'matching', 'previous'])
     """
-    for name, value in (("num_sequences", num_sequences), ("seq_len", seq_len), ("num_colours", num_colours)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int but is {value!r}")
+    num_sequences, seq_len = (
+        validate.positive_int("num_sequences", num_sequences),
+        validate.positive_int("seq_len", seq_len),
+    )
+    num_shapes, num_colours = (
+        validate.positive_int("num_shapes", num_shapes),
+        validate.positive_int("num_colours", num_colours),
+    )
+    seed = validate.nonnegative_int("seed", seed)
     if seq_len % 2 or seq_len < 2:
         raise ValueError(f"seq_len must be even (every shape occurs twice) but is {seq_len}")
     if num_shapes < seq_len // 2:
@@ -277,6 +293,11 @@ def token_labels(task: RoleTask, index: int = 0) -> list[str]:
 
     Introduced in notebooks/05_inside_the_heads.ipynb.
     """
+    if not isinstance(task, RoleTask):
+        raise TypeError(f"task must be a RoleTask (from make_role_task) but is {validate.describe(task)}")
+    index = validate.nonnegative_int("index", index)
+    if index >= task.shapes.shape[0]:
+        raise ValueError(f"index {index} is out of range: the task holds {task.shapes.shape[0]} sequences")
     return [
         f"{_SHAPE_NAMES[int(s) % 26]}{_COLOUR_NAMES[int(c) % len(_COLOUR_NAMES)]}"
         for s, c in zip(task.shapes[index], task.colours[index], strict=True)
@@ -293,6 +314,10 @@ class RoleModelConfig:
     d_model: int = 48  # embedding size
     num_heads: int = 4  # one more head than there are roles: one is spare
 
+    def __post_init__(self):
+        for name in ("seq_len", "num_shapes", "num_colours", "d_model", "num_heads"):
+            setattr(self, name, validate.positive_int(f"RoleModelConfig.{name}", getattr(self, name)))
+
 
 class RoleModel(nn.Module):
     """One attention layer and three linear read-outs: ``embed -> x + MultiHeadAttention(x) -> colours``.
@@ -306,6 +331,8 @@ class RoleModel(nn.Module):
 
     def __init__(self, config: RoleModelConfig | None = None):
         super().__init__()
+        if config is not None and not isinstance(config, RoleModelConfig):
+            raise TypeError(f"config must be a RoleModelConfig (or None) but is {validate.describe(config)}")
         self.config = config = config or RoleModelConfig()
         self.token_embedding = nn.Embedding(config.num_shapes * config.num_colours, config.d_model)
         self.position_embedding = nn.Embedding(config.seq_len, config.d_model)
@@ -313,6 +340,7 @@ class RoleModel(nn.Module):
         self.readouts = nn.ModuleDict({name: nn.Linear(config.d_model, config.num_colours) for name in TARGETS})
 
     def forward(self, tokens: torch.Tensor):
+        validate.integer_tensor("tokens", tokens)
         if tokens.dim() != 2 or tokens.shape[1] > self.config.seq_len:
             raise ValueError(
                 f"tokens must be (batch, seq_len <= {self.config.seq_len}) but has shape {tuple(tokens.shape)}"
@@ -346,7 +374,11 @@ def train_role_model(
 
     Introduced in notebooks/05_inside_the_heads.ipynb.
     """
+    if config is not None and not isinstance(config, RoleModelConfig):
+        raise TypeError(f"config must be a RoleModelConfig (or None) but is {validate.describe(config)}")
     config = config or RoleModelConfig()
+    steps, batch_size = validate.positive_int("steps", steps), validate.positive_int("batch_size", batch_size)
+    lr, seed = validate.positive_float("lr", lr), validate.nonnegative_int("seed", seed)
     torch.manual_seed(seed)
     model = RoleModel(config)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
@@ -370,6 +402,10 @@ def role_accuracy(model: RoleModel, task: RoleTask) -> dict:
 
     Introduced in notebooks/05_inside_the_heads.ipynb.
     """
+    if not isinstance(model, RoleModel):
+        raise TypeError(f"model must be a RoleModel but is {validate.describe(model)}")
+    if not isinstance(task, RoleTask):
+        raise TypeError(f"task must be a RoleTask (from make_role_task) but is {validate.describe(task)}")
     logits, _ = model(task.tokens)
     result = {}
     for name in TARGETS:
@@ -397,9 +433,13 @@ def ablate_heads(attention: MultiHeadAttention, heads):
     """
     if not isinstance(attention, MultiHeadAttention):
         raise TypeError(f"attention must be a MultiHeadAttention but is {type(attention).__name__}")
-    heads = [heads] if isinstance(heads, int) else list(heads)
+    if isinstance(heads, (int, np.integer)) and not isinstance(heads, (bool, np.bool_)):
+        heads = [heads]
+    elif not hasattr(heads, "__iter__") or isinstance(heads, str):
+        raise TypeError(f"heads must be a head index or a list of them but is {validate.describe(heads)}")
+    heads = [validate.nonnegative_int("head", h) if not isinstance(h, (bool, np.bool_)) else h for h in heads]
     for h in heads:
-        if not isinstance(h, int) or not 0 <= h < attention.num_heads:
+        if isinstance(h, (bool, np.bool_)) or not 0 <= h < attention.num_heads:
             raise ValueError(f"head {h!r} is not in range(num_heads={attention.num_heads})")
     keep = torch.ones(attention.d_model)
     for h in heads:

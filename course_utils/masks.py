@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from course_utils import _validation as val
+from course_utils import _validation as validate
 
 __all__ = [
     "make_causal_mask",
@@ -52,8 +52,8 @@ def make_causal_mask(q_len: int, k_len: int | None = None, device=None) -> torch
     >>> make_causal_mask(3).int().tolist()
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     """
-    q_len = val.positive_int("q_len", q_len)
-    k_len = q_len if k_len is None else val.positive_int("k_len", k_len)
+    q_len = validate.positive_int("q_len", q_len)
+    k_len = q_len if k_len is None else validate.positive_int("k_len", k_len)
     if k_len < q_len:
         raise ValueError(f"k_len {k_len} is shorter than q_len {q_len}: some queries would see no key")
     ones = torch.ones(q_len, k_len, dtype=torch.bool, device=device)
@@ -76,7 +76,7 @@ def make_padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
     [[1, 1, 0, 0], [1, 1, 1, 0]]
     """
     if not isinstance(lengths, (torch.Tensor, np.ndarray, list, tuple)):
-        raise TypeError(f"lengths must be a 1-D integer tensor, array or list but is {val.describe(lengths)}")
+        raise TypeError(f"lengths must be a 1-D integer tensor, array or list but is {validate.describe(lengths)}")
     try:
         lengths = torch.as_tensor(lengths)
     except (TypeError, ValueError, RuntimeError) as err:
@@ -86,7 +86,7 @@ def make_padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
     if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool:
         raise TypeError(f"lengths must be integers but has dtype {lengths.dtype}; convert them with lengths.long()")
     longest = int(lengths.max()) if lengths.numel() else 0
-    max_len = longest if max_len is None else val.nonnegative_int("max_len", max_len)
+    max_len = longest if max_len is None else validate.nonnegative_int("max_len", max_len)
     if lengths.numel() and (int(lengths.min()) < 0 or longest > max_len):
         raise ValueError(f"lengths must lie in [0, max_len={max_len}] but are {lengths.tolist()}")
     # (1, max_len) < (batch, 1) -> (batch, max_len)
@@ -94,7 +94,7 @@ def make_padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
 
 
 def _check_padding_mask(padding_mask) -> None:
-    val.torch_tensor("padding_mask", padding_mask, "torch.as_tensor(padding_mask, dtype=torch.bool)")
+    validate.torch_tensor("padding_mask", padding_mask, "torch.as_tensor(padding_mask, dtype=torch.bool)")
     if padding_mask.dtype != torch.bool:
         raise TypeError(
             f"padding_mask must be boolean (True = real token) but has dtype {padding_mask.dtype}; "
@@ -129,10 +129,10 @@ def combine_masks(*masks: torch.Tensor) -> torch.Tensor:
     if not masks:
         raise ValueError("combine_masks needs at least one mask")
     for i, mask in enumerate(masks):
-        val.torch_tensor(f"mask {i}", mask, "torch.as_tensor(mask, dtype=torch.bool)")
+        validate.torch_tensor(f"mask {i}", mask, "torch.as_tensor(mask, dtype=torch.bool)")
         if mask.dtype != torch.bool:
             raise TypeError(f"mask {i} must be boolean (True = may attend) but has dtype {mask.dtype}")
-    shape = val.broadcast_shapes(*(tuple(m.shape) for m in masks))
+    shape = validate.broadcast_shapes(*(tuple(m.shape) for m in masks))
     if shape is None:
         shapes = ", ".join(str(tuple(m.shape)) for m in masks)
         raise ValueError(f"masks of shapes {shapes} do not broadcast together")

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from course_utils import _validation as val
+from course_utils import _validation as validate
 from course_utils._validation import check_heads, check_mha_mask_ndim, check_qkv
 
 __all__ = [
@@ -40,8 +40,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     >>> softmax(np.array([1e4, 1e4])).tolist()
     [0.5, 0.5]
     """
-    (x,) = val.numpy_floats(x=x)  # float32 stays float32; integers become float64
-    axis = val.as_int("axis", axis, minimum=-max(x.ndim, 1))
+    (x,) = validate.numpy_floats(x=x)  # float32 stays float32; integers become float64
+    axis = validate.as_int("axis", axis, minimum=-max(x.ndim, 1))
     if x.ndim == 0 or axis >= x.ndim:
         raise ValueError(
             f"axis {axis} is out of range for x of shape {x.shape}: softmax needs an axis to normalize over"
@@ -81,10 +81,10 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     >>> w.shape, bool(np.allclose(w.sum(-1), 1))
     ((2, 2), True)
     """
-    q, k, v = val.numpy_floats(q=q, k=k, v=v)
+    q, k, v = validate.numpy_floats(q=q, k=k, v=v)
     check_qkv(q.shape, k.shape, v.shape)
-    scores_shape = (*val.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
-    mask = val.numpy_bool_mask(mask, scores_shape, "(..., q_len, k_len)")
+    scores_shape = (*validate.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+    mask = validate.numpy_bool_mask(mask, scores_shape, "(..., q_len, k_len)")
     return _attend(q, k, v, mask)
 
 
@@ -109,7 +109,7 @@ def split_heads(x, num_heads: int) -> np.ndarray:
 
     Introduced in notebooks/03_multi_head_numpy.ipynb.
     """
-    (x,) = val.numpy_floats(x=x)
+    (x,) = validate.numpy_floats(x=x)
     if x.ndim != 3:
         raise ValueError(f"x must be (batch, seq_len, d_model) but has shape {tuple(x.shape)}")
     batch, seq_len, d_model = x.shape
@@ -124,7 +124,7 @@ def merge_heads(x) -> np.ndarray:
 
     Introduced in notebooks/03_multi_head_numpy.ipynb.
     """
-    (x,) = val.numpy_floats(x=x)
+    (x,) = validate.numpy_floats(x=x)
     if x.ndim != 4:
         raise ValueError(f"x must be (batch, heads, seq_len, d_head) but has shape {tuple(x.shape)}")
     batch, heads, seq_len, d_head = x.shape
@@ -150,7 +150,7 @@ def multi_head_attention(query, key, value, W_q, W_k, W_v, W_o, num_heads: int, 
 
     Introduced in notebooks/03_multi_head_numpy.ipynb.
     """
-    query, key, value, W_q, W_k, W_v, W_o = val.numpy_floats(
+    query, key, value, W_q, W_k, W_v, W_o = validate.numpy_floats(
         query=query, key=key, value=value, W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o
     )
     for name, x in (("query", query), ("key", key), ("value", value)):
@@ -175,7 +175,7 @@ def multi_head_attention(query, key, value, W_q, W_k, W_v, W_o, num_heads: int, 
     if mask is not None:
         check_mha_mask_ndim(np.shape(mask))
         scores_shape = (query.shape[0], num_heads, query.shape[1], key.shape[1])
-        mask = val.numpy_bool_mask(mask, scores_shape, "(batch, heads, q_len, k_len)")
+        mask = validate.numpy_bool_mask(mask, scores_shape, "(batch, heads, q_len, k_len)")
     # (batch, len, d_model) @ (d_model, d_model) -> (batch, len, d_model), then split:
     Q = split_heads(query @ W_q, num_heads)  # (batch, heads, q_len, d_head)
     K = split_heads(key @ W_k, num_heads)  # (batch, heads, k_len, d_head)

@@ -32,7 +32,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from course_utils import _manifest, env, masks
-from course_utils import _validation as val
+from course_utils import _validation as validate
 from course_utils._validation import check_heads
 from course_utils.attention import MultiHeadAttention
 from course_utils.data import BOS, EOS, PAD, VOCAB_SIZE, check_token_ids, data_dir
@@ -73,7 +73,7 @@ class GRUConfig:
 
     def __post_init__(self):
         for name in ("vocab", "d_embed", "d_encoder", "d_hidden", "d_attn"):
-            setattr(self, name, val.positive_int(f"GRUConfig.{name}", getattr(self, name)))
+            setattr(self, name, validate.positive_int(f"GRUConfig.{name}", getattr(self, name)))
 
 
 @dataclass
@@ -94,11 +94,11 @@ class TransformerConfig:
 
     def __post_init__(self):
         for name in ("vocab", "d_model", "num_heads", "d_ff", "num_layers", "max_len"):
-            setattr(self, name, val.positive_int(f"TransformerConfig.{name}", getattr(self, name)))
-        self.random_positions = val.nonnegative_int("TransformerConfig.random_positions", self.random_positions)
-        self.dropout = val.probability("TransformerConfig.dropout", self.dropout)
+            setattr(self, name, validate.positive_int(f"TransformerConfig.{name}", getattr(self, name)))
+        self.random_positions = validate.nonnegative_int("TransformerConfig.random_positions", self.random_positions)
+        self.dropout = validate.probability("TransformerConfig.dropout", self.dropout)
         for name in ("norm_first", "positional_encoding", "scale_embeddings"):
-            setattr(self, name, val.boolean(f"TransformerConfig.{name}", getattr(self, name)))
+            setattr(self, name, validate.boolean(f"TransformerConfig.{name}", getattr(self, name)))
         check_heads(self.d_model, self.num_heads)
         if self.d_model % 2:
             raise ValueError(f"TransformerConfig.d_model must be even (sinusoidal positions) but is {self.d_model}")
@@ -113,7 +113,7 @@ def count_parameters(model: nn.Module) -> int:
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module but is {val.describe(model)}")
+        raise TypeError(f"model must be a torch.nn.Module but is {validate.describe(model)}")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
@@ -122,8 +122,8 @@ def check_source(src, src_lengths) -> None:
 
     src : LongTensor (batch, src_len) of token ids in ``[0, vocab)``; src_lengths : (batch,) in ``[1, src_len]``.
     """
-    val.torch_tensor("src", src)
-    val.integer_tensor("src_lengths", src_lengths)
+    validate.torch_tensor("src", src)
+    validate.integer_tensor("src_lengths", src_lengths)
     if src.dim() != 2:
         raise ValueError(f"src must be (batch, src_len) but has shape {tuple(src.shape)}")
     if src.shape[0] == 0 or src.shape[1] == 0:
@@ -138,7 +138,7 @@ def check_source(src, src_lengths) -> None:
 
 
 def _check_decoder_input(decoder_input, batch: int) -> None:
-    val.integer_tensor("decoder_input", decoder_input)
+    validate.integer_tensor("decoder_input", decoder_input)
     if decoder_input.dim() != 2 or decoder_input.shape[0] != batch:
         raise ValueError(f"decoder_input must be (batch={batch}, tgt_len) but has shape {tuple(decoder_input.shape)}")
     check_token_ids(decoder_input, "decoder_input")
@@ -149,7 +149,7 @@ def _config(cfg, config_cls):
         return config_cls()
     if not isinstance(cfg, config_cls):
         raise TypeError(
-            f"cfg must be a {config_cls.__name__} (or None for the defaults) but is {val.describe(cfg)}; "
+            f"cfg must be a {config_cls.__name__} (or None for the defaults) but is {validate.describe(cfg)}; "
             f"build one with {config_cls.__name__}(**fields) or use build_model(kind, **fields)"
         )
     return cfg
@@ -176,7 +176,7 @@ def additive_scores(query_part: torch.Tensor, key_part: torch.Tensor, v: torch.T
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
-    val.torch_floats(query_part=query_part, key_part=key_part, v=v)
+    validate.torch_floats(query_part=query_part, key_part=key_part, v=v)
     if query_part.dim() != 2 or key_part.dim() != 3 or v.dim() != 1:
         raise ValueError(
             "query_part must be (batch, d_attn), key_part (batch, k_len, d_attn) and v (d_attn,) but they have shapes "
@@ -208,7 +208,7 @@ def concat_linear_scores(s: torch.Tensor, h: torch.Tensor, weight: torch.Tensor,
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb (the pitfall it teaches).
     """
-    val.torch_floats(s=s, h=h, weight=weight, bias=bias)
+    validate.torch_floats(s=s, h=h, weight=weight, bias=bias)
     if s.dim() != 2 or h.dim() != 3 or h.shape[0] != s.shape[0]:
         raise ValueError(
             f"s must be (batch, d_query) and h (batch, k_len, d_key) but are {tuple(s.shape)}, {tuple(h.shape)}"
@@ -239,7 +239,7 @@ class AdditiveAttention(nn.Module):
     def __init__(self, d_query: int, d_key: int, d_attn: int):
         super().__init__()
         d_query, d_key, d_attn = (
-            val.positive_int(n, x) for n, x in (("d_query", d_query), ("d_key", d_key), ("d_attn", d_attn))
+            validate.positive_int(n, x) for n, x in (("d_query", d_query), ("d_key", d_key), ("d_attn", d_attn))
         )
         self.query_proj = nn.Linear(d_query, d_attn, bias=False)
         self.key_proj = nn.Linear(d_key, d_attn)
@@ -247,12 +247,12 @@ class AdditiveAttention(nn.Module):
 
     def forward(self, s, keys, key_mask, projected_keys=None):
         weight = self.query_proj.weight
-        val.torch_floats(dtype=weight.dtype, device=weight.device, s=s, keys=keys)
+        validate.torch_floats(dtype=weight.dtype, device=weight.device, s=s, keys=keys)
         if s.dim() != 2 or keys.dim() != 3 or keys.shape[0] != s.shape[0]:
             raise ValueError(
                 f"s must be (batch, d_query) and keys (batch, k_len, d_key) but are {tuple(s.shape)}, {tuple(keys.shape)}"
             )
-        val.torch_bool_mask(key_mask, tuple(keys.shape[:2]), "(batch, k_len)", device=keys.device, name="key_mask")
+        validate.torch_bool_mask(key_mask, tuple(keys.shape[:2]), "(batch, k_len)", device=keys.device, name="key_mask")
         if projected_keys is None:
             projected_keys = self.key_proj(keys)  # (batch, k_len, d_attn); precompute it once per sequence
         scores = additive_scores(self.query_proj(s), projected_keys, self.score_proj.weight[0])  # (batch, k_len)
@@ -409,8 +409,8 @@ def sinusoidal_positions(num_positions: int, d_model: int) -> torch.Tensor:
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
     """
-    num_positions = val.nonnegative_int("num_positions", num_positions)
-    d_model = val.positive_int("d_model", d_model)
+    num_positions = validate.nonnegative_int("num_positions", num_positions)
+    d_model = validate.positive_int("d_model", d_model)
     if d_model % 2:
         raise ValueError(f"d_model must be even for sinusoidal positions but is {d_model}")
     positions = torch.arange(num_positions, dtype=torch.float32)[:, None]  # (num_positions, 1)
@@ -435,8 +435,8 @@ def make_decoder_masks(src_lengths: torch.Tensor, src_len: int, tgt_len: int):
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
     """
-    val.integer_tensor("src_lengths", src_lengths)
-    src_len, tgt_len = val.positive_int("src_len", src_len), val.positive_int("tgt_len", tgt_len)
+    validate.integer_tensor("src_lengths", src_lengths)
+    src_len, tgt_len = validate.positive_int("src_len", src_len), validate.positive_int("tgt_len", tgt_len)
     causal = masks.make_causal_mask(tgt_len, device=src_lengths.device)  # (tgt_len, tgt_len)
     self_mask = causal[None, None]  # (tgt_len, tgt_len) -> (1, 1, tgt_len, tgt_len)
     cross_mask = masks.padding_to_attention_mask(
@@ -633,11 +633,11 @@ def greedy_decode(model: nn.Module, src, src_lengths, max_len: int | None = None
     for method in ("init_state", "decode_step"):
         if not callable(getattr(model, method, None)):
             raise TypeError(
-                f"model must be one of this module's models (with init_state and decode_step) but is {val.describe(model)}"
+                f"model must be one of this module's models (with init_state and decode_step) but is {validate.describe(model)}"
             )
     check_source(src, src_lengths)
-    max_len = src.shape[1] + 2 if max_len is None else val.positive_int("max_len", max_len)
-    return_attention = val.boolean("return_attention", return_attention)
+    max_len = src.shape[1] + 2 if max_len is None else validate.positive_int("max_len", max_len)
+    return_attention = validate.boolean("return_attention", return_attention)
     was_training = model.training
     model.eval()
     try:
@@ -678,7 +678,7 @@ _MODELS["transformer"] = (TransformerSeq2Seq, TransformerConfig)
 
 def build_model(kind: str, **config) -> nn.Module:
     """``build_model("gru" | "gru_attention" | "transformer", **config_fields)``."""
-    val.one_of("kind", kind, _MODELS)
+    validate.one_of("kind", kind, _MODELS)
     model_cls, config_cls = _MODELS[kind]
     fields = {f.name for f in dataclasses.fields(config_cls)}
     unknown = sorted(set(config) - fields)
@@ -703,7 +703,7 @@ def _kind_of(model) -> str:
     kinds = {cls: kind for kind, (cls, _) in _MODELS.items()}
     if type(model) not in kinds:
         raise TypeError(
-            f"model must be one of {sorted(c.__name__ for c in kinds)} (built by build_model) but is {val.describe(model)}"
+            f"model must be one of {sorted(c.__name__ for c in kinds)} (built by build_model) but is {validate.describe(model)}"
         )
     return kinds[type(model)]
 
@@ -716,7 +716,7 @@ def save_checkpoint(model: nn.Module, path) -> str:
     """
     kind = _kind_of(model)
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a file path such as 'data/checkpoints/gru.pt' but is {val.describe(path)}")
+        raise TypeError(f"path must be a file path such as 'data/checkpoints/gru.pt' but is {validate.describe(path)}")
     path = Path(path)
     if path.suffix != ".pt":
         raise ValueError(f"path must end in .pt (load_pretrained looks for <name>.pt) but is {str(path)!r}")
@@ -756,7 +756,7 @@ def load_pretrained(name: str, directory=None, device=None) -> nn.Module:
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
-        raise TypeError(f"directory must be a folder path or None but is {val.describe(directory)}")
+        raise TypeError(f"directory must be a folder path or None but is {validate.describe(directory)}")
     folder = Path(directory) if directory is not None else data_dir() / "checkpoints"
     available = sorted(p.stem for p in folder.glob("*.pt")) if folder.is_dir() else []
     path = _manifest.checkpoint_path(folder, name, available)

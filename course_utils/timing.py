@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from course_utils import _validation as val
+from course_utils import _validation as validate
 
 __all__ = ["median_time", "min_time", "loglog_slope", "thread_info"]
 
@@ -25,11 +25,11 @@ _CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 def _times(fn, args, kwargs, repeats, warmup, clock) -> list[float]:
-    val.is_callable("fn", fn)
-    val.one_of("clock", clock, _CLOCKS)
+    validate.is_callable("fn", fn)
+    validate.one_of("clock", clock, _CLOCKS)
     now = _CLOCKS[clock]
-    repeats = val.positive_int("repeats", repeats)
-    warmup = val.nonnegative_int("warmup", warmup)
+    repeats = validate.positive_int("repeats", repeats)
+    warmup = validate.nonnegative_int("warmup", warmup)
     for _ in range(warmup):
         fn(*args, **kwargs)
     times = []
@@ -89,7 +89,7 @@ def loglog_slope(sizes, values) -> float:
     >>> round(loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]), 6)
     2.0
     """
-    (sizes,), (values,) = val.numpy_floats(sizes=sizes), val.numpy_floats(values=values)
+    (sizes,), (values,) = validate.numpy_floats(sizes=sizes), validate.numpy_floats(values=values)
     sizes, values = sizes.astype(float), values.astype(float)
     if sizes.shape != values.shape or sizes.ndim != 1 or sizes.size < 2:
         raise ValueError(

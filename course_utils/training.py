@@ -14,6 +14,7 @@ This module never imports ``course_utils.plotting``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from course_utils import _validation as validate
 from course_utils import env
 from course_utils.data import PAD, Batch, RandomBatchSampler, collate, load_split
 from course_utils.seq2seq import greedy_decode
@@ -61,6 +63,33 @@ class TrainConfig:
     seed: int = 0  # seeds torch's generator and the batch sampler (seed the model init yourself)
     leak: bool = False  # True reproduces the seed notebook's bug: decoder_input = target
 
+    def __post_init__(self):
+        for name in ("steps", "batch_size", "min_len", "max_len", "eval_every"):
+            setattr(self, name, validate.positive_int(f"TrainConfig.{name}", getattr(self, name)))
+        self.warmup_steps = validate.nonnegative_int("TrainConfig.warmup_steps", self.warmup_steps)
+        self.seed = validate.nonnegative_int("TrainConfig.seed", self.seed)
+        self.time_budget_s = validate.positive_float(
+            "TrainConfig.time_budget_s", self.time_budget_s, allow_none=True, allow_zero=True
+        )
+        self.lr = validate.positive_float("TrainConfig.lr", self.lr)
+        self.grad_clip = validate.positive_float(
+            "TrainConfig.grad_clip", self.grad_clip, allow_none=True, allow_zero=True
+        )
+        self.betas = _betas("TrainConfig.betas", self.betas)
+        self.eval_gate = validate.probability("TrainConfig.eval_gate", self.eval_gate, high_inclusive=True)
+        if self.target_exact is not None:
+            self.target_exact = validate.probability("TrainConfig.target_exact", self.target_exact, high_inclusive=True)
+        for name in ("cosine_decay", "leak"):
+            setattr(self, name, validate.boolean(f"TrainConfig.{name}", getattr(self, name)))
+        if self.min_len > self.max_len:
+            raise ValueError(f"TrainConfig needs min_len <= max_len but min_len={self.min_len}, max_len={self.max_len}")
+
+
+def _betas(name: str, betas) -> tuple:
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise TypeError(f"{name} must be a pair (b1, b2) such as (0.9, 0.999) but is {validate.describe(betas)}")
+    return tuple(validate.probability(f"{name}[{i}]", b) for i, b in enumerate(betas))
+
 
 # Settings measured to reach >= 99% exact on the test set (lengths <= 16) in well under 15 s on one
 # CPU thread (attention models); the GRU without attention gets about the same seconds and cannot.
@@ -76,8 +105,11 @@ def recipe(kind: str, **overrides) -> TrainConfig:
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
-    if kind not in RECIPES:
-        raise ValueError(f"kind must be one of {sorted(RECIPES)} but is {kind!r}")
+    validate.one_of("kind", kind, RECIPES)
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise TypeError(f"TrainConfig has no field {unknown[0]!r}; its fields are {sorted(fields)}")
     return TrainConfig(**{**RECIPES[kind], **overrides})
 
 
@@ -116,6 +148,7 @@ class EvalResult:
 
     def bucket(self, lo: int, hi: int) -> tuple[float, float, int]:
         """``(token_accuracy, exact_accuracy, count)`` over source lengths ``lo .. hi`` (inclusive)."""
+        lo, hi = validate.nonnegative_int("lo", lo), validate.nonnegative_int("hi", hi)
         rows = [(tok, ex, n) for length, (tok, ex, n) in self.by_length.items() if lo <= length <= hi]
         if not rows:
             raise ValueError(f"no evaluated sequence has length in [{lo}, {hi}]; lengths are {sorted(self.by_length)}")
@@ -131,6 +164,13 @@ def sequence_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
+    validate.torch_floats(logits=logits)
+    validate.integer_tensor("target", target)
+    if logits.dim() != 3 or target.dim() != 2:
+        raise ValueError(
+            f"logits must be (batch, tgt_len, vocab) and target (batch, tgt_len) but are {tuple(logits.shape)}, "
+            f"{tuple(target.shape)}"
+        )
     if logits.shape[:2] != target.shape:
         raise ValueError(f"logits {tuple(logits.shape)} and target {tuple(target.shape)} disagree on (batch, tgt_len)")
     # (batch, tgt_len, vocab) -> (batch * tgt_len, vocab); (batch, tgt_len) -> (batch * tgt_len,)
@@ -142,10 +182,26 @@ def leaky_batch(batch: Batch) -> Batch:
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb (Common pitfalls).
     """
+    _check_batch(batch)
     return Batch(batch.src, batch.src_lengths, batch.target.clone(), batch.target)
 
 
+def _check_batch(batch) -> None:
+    if not isinstance(batch, Batch):
+        raise TypeError(
+            f"batch must be a course_utils.data.Batch (from data.collate) but is {validate.describe(batch)}"
+        )
+
+
+def _check_model(model) -> None:
+    if not isinstance(model, torch.nn.Module) or not callable(getattr(model, "decode_step", None)):
+        raise TypeError(
+            f"model must be a course_utils.seq2seq model (built by seq2seq.build_model) but is {validate.describe(model)}"
+        )
+
+
 def _as_batches(sequences, batch_size: int):
+    batch_size = validate.positive_int("batch_size", batch_size)
     if isinstance(sequences, Batch):
         if len(sequences) == 0:
             raise ValueError("the batch is empty: evaluate needs at least one sequence")
@@ -153,8 +209,6 @@ def _as_batches(sequences, batch_size: int):
     sequences = list(sequences)
     if not sequences:
         raise ValueError("sequences is empty: evaluate needs at least one sequence")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1 but is {batch_size}")
     # sort by length so each batch pads little; results do not depend on the order
     ordered = sorted(sequences, key=len)
     return [collate(ordered[i : i + batch_size]) for i in range(0, len(ordered), batch_size)]
@@ -172,7 +226,8 @@ def evaluate(model, sequences, batch_size: int = 512, device=None) -> EvalResult
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
-    device = device or next(model.parameters()).device
+    _check_model(model)
+    device = env.get_device(device) if device is not None else next(model.parameters()).device
     per_length: dict[int, list[int]] = {}  # n -> [correct tokens, exact sequences, count]
     for batch in _as_batches(sequences, batch_size):
         batch = batch.to(device)
@@ -208,7 +263,9 @@ def teacher_forced_accuracy(model, sequences, leak: bool = False, batch_size: in
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
-    device = device or next(model.parameters()).device
+    _check_model(model)
+    leak = validate.boolean("leak", leak)
+    device = env.get_device(device) if device is not None else next(model.parameters()).device
     was_training = model.training
     model.eval()
     hits = total = 0
@@ -236,6 +293,15 @@ class Adam:
     """
 
     def __init__(self, params, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        lr, betas, eps = validate.positive_float("lr", lr), _betas("betas", betas), validate.positive_float("eps", eps)
+        if isinstance(params, torch.Tensor) or not hasattr(params, "__iter__"):
+            raise TypeError(
+                f"params must be an iterable of tensors (model.parameters()) but is {validate.describe(params)}"
+            )
+        params = list(params)
+        for i, p in enumerate(params):
+            if not isinstance(p, torch.Tensor):
+                raise TypeError(f"params[{i}] must be a tensor (from model.parameters()) but is {validate.describe(p)}")
         self.params = [p for p in params if p.requires_grad]
         self.lr, self.betas, self.eps, self.t = lr, betas, eps, 0
         self.m = [torch.zeros_like(p) for p in self.params]
@@ -289,10 +355,12 @@ def train(model, config: TrainConfig | None = None, val=None, progress: bool = T
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
+    _check_model(model)
+    if config is not None and not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig (e.g. training.recipe(kind)) but is {validate.describe(config)}")
     cfg = config or TrainConfig()
-    if cfg.steps < 1 or cfg.eval_every < 1:
-        raise ValueError(f"steps and eval_every must be >= 1 but are {cfg.steps}, {cfg.eval_every}")
-    device = device or env.get_device()
+    progress = validate.boolean("progress", progress)
+    device = env.get_device(device)
     model.to(device).train()
     torch.manual_seed(cfg.seed)  # randomized positions and dropout draw from torch's generator
     if val is None:
