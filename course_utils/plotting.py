@@ -2,14 +2,42 @@
 
 Introduced in ``notebooks/01_attention_numpy.ipynb``. Functions return the Axes or Figure and
 never call ``plt.show()``.
+
+Colour, for every reader: weights are drawn with a sequential single-hue colormap (``"Blues"``:
+lightness alone encodes the value, so the heatmap reads the same in grey and under colour-vision
+deficiencies), and lines get a colour, a marker and a dash pattern each (``LINE_STYLES``: the
+Okabe-Ito colour-blind-safe palette), so two lines never differ by colour alone.
 """
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from cycler import cycler
 
-__all__ = ["plot_attention", "plot_attention_heads", "use_presentation_style"]
+__all__ = [
+    "LINE_STYLES",
+    "WEIGHTS_CMAP",
+    "line_style",
+    "line_style_cycler",
+    "plot_attention",
+    "plot_attention_heads",
+    "text_colour_on",
+    "use_accessible_style",
+    "use_presentation_style",
+]
+
+WEIGHTS_CMAP = "Blues"  # sequential, single hue: darker = more weight, in colour, in grey and for CVD readers
+# Okabe & Ito's colour-blind-safe palette, each colour paired with its own marker and dash pattern.
+LINE_STYLES: tuple[dict, ...] = (
+    {"color": "#0072B2", "marker": "o", "linestyle": "-"},  # blue
+    {"color": "#E69F00", "marker": "s", "linestyle": "--"},  # orange
+    {"color": "#009E73", "marker": "^", "linestyle": "-."},  # bluish green
+    {"color": "#CC79A7", "marker": "D", "linestyle": ":"},  # reddish purple
+    {"color": "#56B4E9", "marker": "v", "linestyle": (0, (5, 1, 1, 1, 1, 1))},  # sky blue
+    {"color": "#D55E00", "marker": "P", "linestyle": (0, (1, 1))},  # vermillion
+    {"color": "#000000", "marker": "X", "linestyle": (0, (8, 2))},  # black
+)
 
 _DEFAULT_RC: dict = {}
 _PRESENTATION_RC = {
@@ -23,6 +51,63 @@ _PRESENTATION_RC = {
     "figure.dpi": 110,
     "lines.linewidth": 2.5,
 }
+
+
+def line_style(index: int) -> dict:
+    """Keyword arguments (color, marker, linestyle) for the `index`-th line of a plot.
+
+    Use it where a plot sets its own styles, e.g. ``ax.plot(x, y, **plotting.line_style(1))``;
+    the styles repeat after ``len(LINE_STYLES)`` lines.
+
+    Introduced in notebooks/00_start_here.ipynb.
+    """
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"index must be an int, got {type(index).__name__}")
+    return dict(LINE_STYLES[int(index) % len(LINE_STYLES)])
+
+
+def line_style_cycler():
+    """A matplotlib cycler over ``LINE_STYLES`` (colour, marker and dash pattern change together).
+
+    Introduced in notebooks/00_start_here.ipynb.
+    """
+    return cycler(**{key: [style[key] for style in LINE_STYLES] for key in ("color", "marker", "linestyle")})
+
+
+def use_accessible_style(enabled: bool = True) -> None:
+    """Make every new line plot tell its lines apart by marker and dash as well as colour.
+
+    Sets ``axes.prop_cycle`` to ``line_style_cycler()`` and ``image.cmap`` to ``WEIGHTS_CMAP``;
+    ``enabled=False`` restores matplotlib's values from before the first call.
+
+    Introduced in notebooks/00_start_here.ipynb.
+    """
+    if not _ACCESSIBLE_DEFAULT_RC:
+        _ACCESSIBLE_DEFAULT_RC.update({key: plt.rcParams[key] for key in ("axes.prop_cycle", "image.cmap")})
+    if enabled:
+        plt.rcParams.update({"axes.prop_cycle": line_style_cycler(), "image.cmap": WEIGHTS_CMAP})
+    else:
+        plt.rcParams.update(_ACCESSIBLE_DEFAULT_RC)
+
+
+_ACCESSIBLE_DEFAULT_RC: dict = {}
+
+
+def _relative_luminance(rgb) -> float:
+    """WCAG 2 relative luminance of an sRGB colour with channels in [0, 1]."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def text_colour_on(rgba) -> str:
+    """ "black" or "white", whichever has the higher WCAG contrast ratio on the background `rgba`.
+
+    Introduced in notebooks/01_attention_numpy.ipynb (the numbers written in heatmap cells).
+    """
+    luminance = _relative_luminance(rgba)
+    on_black = (luminance + 0.05) / 0.05
+    on_white = 1.05 / (luminance + 0.05)
+    return "black" if on_black >= on_white else "white"
 
 
 def _as_matrix(weights, name: str, ndim: int) -> np.ndarray:
@@ -52,7 +137,7 @@ def plot_attention(
     ax=None,
     title: str | None = "Attention weights",
     annotate: bool | None = None,
-    cmap: str = "Blues",
+    cmap: str = WEIGHTS_CMAP,
     vmax: float | None = 1.0,
     colorbar: bool = True,
 ):
@@ -64,6 +149,8 @@ def plot_attention(
     query_labels, key_labels : sequences of str, optional (default: positions)
     ax : matplotlib Axes, optional
     annotate : bool, optional. Write each weight in its cell (default: when both sides are <= 10)
+    cmap : str. Keep the default single-hue ``WEIGHTS_CMAP`` for weights (a diverging or rainbow map
+        would suggest a midpoint or an order of hues that weights do not have)
     vmax : float or None. Top of the colour scale; 1.0 keeps heatmaps comparable, None autoscales.
 
     Returns
@@ -88,10 +175,9 @@ def plot_attention(
     if annotate is None:
         annotate = q_len <= 10 and k_len <= 10
     if annotate:
-        top = vmax if vmax is not None else weights.max()
         for i in range(q_len):
             for j in range(k_len):
-                colour = "white" if weights[i, j] > 0.6 * top else "black"
+                colour = text_colour_on(image.cmap(image.norm(weights[i, j])))
                 ax.text(j, i, f"{weights[i, j]:.2f}", ha="center", va="center", fontsize=8, color=colour)
     if colorbar:
         ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="weight")

@@ -49,3 +49,35 @@ html_theme_options = {
     "show_navbar_depth": 1,
     "toc_title": "On this page",
 }
+
+
+def _label_toctree_toggles(app, pagename, templatename, context, doctree) -> None:
+    """Give the sidebar's expand/collapse toggles an accessible name (axe rule summary-name).
+
+    The theme renders each toggle as a <summary> holding only an icon; a screen reader would announce
+    it as an unnamed control. Each one is named after the page whose subpages it shows.
+    """
+    generate = context.get("generate_toctree_html")
+    if generate is None or getattr(generate, "labels_toggles", False):
+        return
+
+    def generate_labelled(*args, **kwargs):
+        html = generate(*args, **kwargs)
+        if isinstance(html, str):
+            return html
+        for summary in html.select("summary"):
+            if summary.get_text(strip=True):
+                continue
+            item = summary.find_parent("li")
+            link = item.find("a") if item is not None else None
+            name = link.get_text(" ", strip=True) if link is not None else "this section"
+            summary["aria-label"] = f"Show or hide the pages of {name}"
+        return html
+
+    generate_labelled.labels_toggles = True
+    context["generate_toctree_html"] = generate_labelled
+
+
+def setup(app):
+    # after the theme's own html-page-context handlers (priority 500), which define generate_toctree_html
+    app.connect("html-page-context", _label_toctree_toggles, priority=900)
