@@ -231,6 +231,17 @@ class RoleTask:
     colours: torch.Tensor
     targets: dict  # "previous", "first", "matching" -> colour to predict (IGNORE_INDEX where undefined)
 
+    def __post_init__(self):
+        for name in ("tokens", "shapes", "colours"):
+            validate.integer_tensor(f"RoleTask.{name}", getattr(self, name))
+        if not self.tokens.shape == self.shapes.shape == self.colours.shape or self.tokens.dim() != 2:
+            raise ValueError(
+                "RoleTask.tokens, shapes and colours must share one (batch, seq_len) shape but have "
+                f"{tuple(self.tokens.shape)}, {tuple(self.shapes.shape)}, {tuple(self.colours.shape)}"
+            )
+        if not isinstance(self.targets, dict) or set(self.targets) != set(TARGETS):
+            raise ValueError(f"RoleTask.targets must map each of {TARGETS} to a tensor but is {self.targets!r:.80}")
+
 
 def make_role_task(
     num_sequences: int, seq_len: int = 12, num_shapes: int = 8, num_colours: int = 4, seed: int = 0

@@ -123,6 +123,10 @@ class TrainResult:
     history: list = field(default_factory=list)  # (step, seconds, val_exact) at every validation
     stopped_because: str = ""  # "target", "time_budget" or "steps"
 
+    def __post_init__(self):
+        self.steps = validate.nonnegative_int("TrainResult.steps", self.steps)
+        self.seconds = validate.positive_float("TrainResult.seconds", self.seconds, allow_zero=True)
+
     @property
     def val_exact(self) -> float:
         return self.history[-1][2] if self.history else float("nan")
@@ -145,6 +149,13 @@ class EvalResult:
     exact_accuracy: float
     count: int
     by_length: dict
+
+    def __post_init__(self):
+        self.count = validate.nonnegative_int("EvalResult.count", self.count)
+        if not isinstance(self.by_length, dict):
+            raise TypeError(
+                f"EvalResult.by_length must be a dict length -> (token, exact, count) but is {validate.describe(self.by_length)}"
+            )
 
     def bucket(self, lo: int, hi: int) -> tuple[float, float, int]:
         """``(token_accuracy, exact_accuracy, count)`` over source lengths ``lo .. hi`` (inclusive)."""
