@@ -1,0 +1,205 @@
+"""Checkpoints are verified before they are trusted; data files too. Every refusal names the file.
+
+All corruption happens on temporary copies: the shipped files are never modified.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import zipfile
+
+import pytest
+import torch
+
+from course_utils import _manifest, data, seq2seq
+
+SHIPPED = data.data_dir() / "checkpoints"
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """A copy of the shipped checkpoints and their manifest."""
+    target = tmp_path / "checkpoints"
+    shutil.copytree(SHIPPED, target)
+    return target
+
+
+def _relist(folder, name):
+    """Record the file's current bytes in the manifest, as if it had been saved that way (past the digest check)."""
+    path = folder / f"{name}.pt"
+    entries = _manifest.read_manifest(folder)
+    entry = dict(entries.get(name, {"file": path.name, "kind": "gru", "config": {}}))
+    raw = path.read_bytes()
+    entry.update(sha256=_manifest.sha256_hex(raw), bytes=len(raw))
+    _manifest.record(folder, name, entry)
+
+
+def _tensor_byte_offset(path) -> int:
+    """Offset of a byte in the middle of a stored tensor (a zip member ``.../data/N``), not in the pickle or index."""
+    with zipfile.ZipFile(path) as archive:
+        info = next(i for i in archive.infolist() if re.search(r"/data/\d+$", i.filename) and i.file_size > 64)
+        assert info.compress_type == zipfile.ZIP_STORED  # torch stores tensors uncompressed
+    raw = path.read_bytes()
+    name_len = int.from_bytes(raw[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_len = int.from_bytes(raw[info.header_offset + 28 : info.header_offset + 30], "little")
+    return info.header_offset + 30 + name_len + extra_len + info.file_size // 2  # local header, then the bytes
+
+
+def test_manifest_lists_every_shipped_checkpoint_with_its_digest_kind_and_config():
+    entries = _manifest.read_manifest(SHIPPED)
+    assert sorted(entries) == sorted(seq2seq.PRETRAINED) == sorted(p.stem for p in SHIPPED.glob("*.pt"))
+    for name, entry in entries.items():
+        raw = (SHIPPED / entry["file"]).read_bytes()
+        assert entry["sha256"] == _manifest.sha256_hex(raw) and entry["bytes"] == len(raw), name
+        kind, overrides, _ = seq2seq.PRETRAINED[name]
+        assert entry["kind"] == kind
+        assert entry["config"] == seq2seq._expected(name, entry)[1]
+
+
+def test_data_readme_lists_the_manifest_digests():
+    readme = (data.data_dir() / "README.md").read_text()
+    listed = {name: digest for digest, name in re.findall(r"^([0-9a-f]{64})  checkpoints/(\S+)\.pt$", readme, re.M)}
+    manifest = {name: entry["sha256"] for name, entry in _manifest.read_manifest(SHIPPED).items()}
+    assert listed == manifest, "data/README.md's checkpoint digests differ from data/checkpoints/MANIFEST.json"
+
+
+def test_every_shipped_checkpoint_loads(folder):
+    for name in seq2seq.PRETRAINED:
+        model = seq2seq.load_pretrained(name, directory=folder)
+        assert not model.training
+
+
+def test_flipped_byte_inside_a_tensor_is_refused_before_unpickling(folder):
+    path = folder / "gru.pt"
+    raw = bytearray(path.read_bytes())
+    offset = _tensor_byte_offset(path)
+    raw[offset] ^= 0x01
+    path.write_bytes(bytes(raw))
+    expected = _manifest.read_manifest(folder)["gru"]["sha256"]
+    with pytest.raises(ValueError, match=r"checksum mismatch for gru\.pt") as info:
+        seq2seq.load_pretrained("gru", directory=folder)
+    message = str(info.value)
+    assert expected in message and _manifest.sha256_hex(bytes(raw)) in message and "not unpickled" in message
+    # the same flipped byte would have loaded silently without the digest: torch itself does not notice
+    payload = torch.load(io.BytesIO(bytes(raw)), weights_only=True)
+    original = torch.load(SHIPPED / "gru.pt", weights_only=True)["state_dict"]
+    changed = [k for k, t in payload["state_dict"].items() if not torch.equal(t, original[k])]
+    assert len(changed) == 1, changed  # exactly one weight tensor differs, silently
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty"])
+def test_truncated_or_empty_file_is_refused_with_its_name(folder, how):
+    path = folder / "transformer.pt"
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) // 2] if how == "truncated" else b"")
+    with pytest.raises(ValueError, match=r"transformer\.pt.*(truncated|empty)"):
+        seq2seq.load_pretrained("transformer", directory=folder)
+    _relist(folder, "transformer")  # even when the manifest agrees, the file cannot be read
+    with pytest.raises(ValueError, match=r"transformer\.pt could not be read as a checkpoint"):
+        seq2seq.load_pretrained("transformer", directory=folder)
+
+
+def test_bare_state_dict_is_refused_with_its_name(folder):
+    path = folder / "gru.pt"
+    torch.save(seq2seq.build_model("gru").state_dict(), path)
+    with pytest.raises(ValueError, match=r"checksum mismatch for gru\.pt"):
+        seq2seq.load_pretrained("gru", directory=folder)
+    _relist(folder, "gru")
+    with pytest.raises(ValueError, match=r"gru\.pt holds a bare state_dict"):
+        seq2seq.load_pretrained("gru", directory=folder)
+
+
+def test_wrong_model_under_a_name_is_refused(folder):
+    shutil.copy(folder / "transformer.pt", folder / "gru.pt")
+    _relist(folder, "gru")
+    with pytest.raises(ValueError, match=r"gru\.pt holds a 'transformer' model but 'gru' is a 'gru' checkpoint"):
+        seq2seq.load_pretrained("gru", directory=folder)
+
+
+def test_wrong_architecture_is_refused_with_its_name(folder):
+    path = folder / "gru.pt"
+    payload = torch.load(path, weights_only=True)
+    payload["state_dict"] = seq2seq.build_model("gru_attention").state_dict()  # kind and config say "gru"
+    torch.save(payload, path)
+    _relist(folder, "gru")
+    with pytest.raises(ValueError, match=r"gru\.pt: its weights do not fit a 'gru' model"):
+        seq2seq.load_pretrained("gru", directory=folder)
+
+
+def test_changed_config_is_refused_with_its_name(folder):
+    path = folder / "transformer.pt"
+    payload = torch.load(path, weights_only=True)
+    payload["config"]["num_heads"] = 2
+    torch.save(payload, path)
+    _relist(folder, "transformer")
+    with pytest.raises(ValueError, match=r"transformer\.pt holds a 'transformer' config that differs .*num_heads"):
+        seq2seq.load_pretrained("transformer", directory=folder)
+
+
+@pytest.mark.parametrize("name", ["../outside", "checkpoints/gru", "/etc/passwd", "gru.pt", "", ".hidden"])
+def test_names_outside_the_folder_are_refused(folder, name):
+    (folder.parent / "outside.pt").write_bytes((folder / "gru.pt").read_bytes())
+    with pytest.raises(ValueError, match="name must be a plain checkpoint name"):
+        seq2seq.load_pretrained(name, directory=folder)
+
+
+def test_symlink_leaving_the_folder_is_refused(folder):
+    (folder.parent / "elsewhere.pt").write_bytes((folder / "gru.pt").read_bytes())
+    (folder / "sneaky.pt").symlink_to(folder.parent / "elsewhere.pt")
+    with pytest.raises(ValueError, match=r"sneaky\.pt .* points outside the folder"):
+        seq2seq.load_pretrained("sneaky", directory=folder)
+
+
+def test_unlisted_file_is_refused(folder):
+    shutil.copy(folder / "gru.pt", folder / "copy.pt")
+    with pytest.raises(ValueError, match=r"copy\.pt .* is not listed in MANIFEST\.json"):
+        seq2seq.load_pretrained("copy", directory=folder)
+
+
+def test_missing_manifest_means_nothing_loads(folder):
+    (folder / _manifest.MANIFEST_NAME).unlink()
+    with pytest.raises(ValueError, match=r"gru\.pt .* is not listed in MANIFEST\.json"):
+        seq2seq.load_pretrained("gru", directory=folder)
+
+
+def test_broken_manifest_is_named(folder):
+    (folder / _manifest.MANIFEST_NAME).write_text("{not json")
+    with pytest.raises(ValueError, match=r"MANIFEST\.json is not a valid checkpoint manifest"):
+        seq2seq.load_pretrained("gru", directory=folder)
+
+
+def test_save_checkpoint_records_the_manifest_and_round_trips(tmp_path):
+    torch.manual_seed(0)
+    model = seq2seq.build_model("transformer", num_layers=1, d_model=16, num_heads=2)
+    digest = seq2seq.save_checkpoint(model, tmp_path / "mine.pt")
+    entry = json.loads((tmp_path / "MANIFEST.json").read_text())["checkpoints"]["mine"]
+    assert entry["sha256"] == digest == _manifest.sha256_hex((tmp_path / "mine.pt").read_bytes())
+    assert entry["kind"] == "transformer" and entry["config"]["d_model"] == 16
+    loaded = seq2seq.load_pretrained("mine", directory=tmp_path)
+    for (name, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name
+    # a second save of other weights under the same name replaces the entry, and the old digest no longer loads
+    torch.manual_seed(1)
+    seq2seq.save_checkpoint(seq2seq.build_model("transformer", d_model=16, num_heads=2), tmp_path / "mine.pt")
+    assert json.loads((tmp_path / "MANIFEST.json").read_text())["checkpoints"]["mine"]["sha256"] != digest
+
+
+def test_data_file_corruption_is_refused_with_its_name(tmp_path):
+    for name in data.SHA256:
+        shutil.copy(data.data_dir() / name, tmp_path / name)
+    path = tmp_path / "reversal_val.txt"
+    raw = bytearray(path.read_bytes())
+    raw[10] = ord("a") if raw[10] != ord("a") else ord("b")
+    path.write_bytes(bytes(raw))
+    with pytest.raises(
+        ValueError,
+        match=rf"checksum mismatch for reversal_val\.txt: expected SHA-256 {data.SHA256['reversal_val.txt']}",
+    ):
+        data.load_split("val", tmp_path)
+    path.write_bytes(b"")
+    with pytest.raises(ValueError, match=r"reversal_val\.txt"):
+        data.load_split("val", tmp_path)
+    assert data.load_split("test", tmp_path) == data.load_split("test")  # the intact copies still load
