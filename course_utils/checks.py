@@ -34,7 +34,17 @@ import numpy as np
 from course_utils import exercises as _registry
 from course_utils import misconceptions as _misconceptions
 
-__all__ = ["check", "hint", "predict", "check_exercise", "assert_shape", "assert_close", "compare", "TIME_LIMIT_S"]
+__all__ = [
+    "check",
+    "demonstrate",
+    "hint",
+    "predict",
+    "check_exercise",
+    "assert_shape",
+    "assert_close",
+    "compare",
+    "TIME_LIMIT_S",
+]
 
 TIME_LIMIT_S = 5.0
 """Seconds one call of a student's function may run before it is stopped."""
@@ -596,9 +606,7 @@ def _verdict(exercise, student_fn, time_limit):
     return "wrong", None, f"{name}: case {i} of {n} is wrong. {problem}"
 
 
-def check(
-    exercise_id, student_fn, *, strict: bool = False, time_limit: float | None = None, record: bool = True
-) -> None:
+def check(exercise_id, student_fn, *, strict: bool = False, time_limit: float | None = None) -> None:
     """Check a student's answer to one exercise and print one line. Returns None.
 
     Parameters
@@ -613,9 +621,6 @@ def check(
     time_limit : float, optional
         Seconds per call before the answer is stopped (default :data:`TIME_LIMIT_S`). Where
         signals are unavailable (Windows, a thread other than the main one) there is no limit.
-    record : bool
-        False keeps a demonstration out of ``COURSE_CHECK_LOG`` (lesson 00 shows wrong answers
-        this way); a student's own check leaves it True.
 
     The line says one of: *not attempted yet* (the untouched stub), *passed*, *wrong* (the first
     differing case and entry; a known misconception by name with the section to re-read; a
@@ -631,6 +636,24 @@ def check(
     >>> check("00.dot_scores", dot_scores)
     ✅ dot_scores: all 2 cases passed.
     """
+    detail, status = _run_check(exercise_id, student_fn, time_limit, log=True)
+    if strict and status != "passed":
+        raise AssertionError(detail)
+    return None
+
+
+def demonstrate(exercise_id, answer, *, time_limit: float | None = None) -> None:
+    """Show the message a check gives for ``answer``, without recording it. Returns None.
+
+    Lesson 00 uses it to show deliberately wrong answers; it is :func:`check` without the
+    ``COURSE_CHECK_LOG`` line (a demonstration is not the student's attempt) and without ``strict``.
+
+    Introduced in notebooks/00_start_here.ipynb.
+    """
+    _run_check(exercise_id, answer, time_limit, log=False)
+
+
+def _run_check(exercise_id, student_fn, time_limit, *, log: bool):
     exercise = _registry.get(exercise_id)
     if not callable(student_fn):
         raise TypeError(
@@ -641,11 +664,9 @@ def check(
     status, misconception, detail = _verdict(exercise, student_fn, limit)
     detail = _truncate(detail, 600)
     print(f"{_ICONS[status]} {detail}")
-    if record:
+    if log:
         _log(exercise, status, misconception, detail)
-    if strict and status != "passed":
-        raise AssertionError(detail)
-    return None
+    return detail, status
 
 
 # ---------------------------------------------------------------------------------------------

@@ -179,7 +179,7 @@ def test_log_line(tmp_path, monkeypatch, capsys):
     path = tmp_path / "log.jsonl"
     monkeypatch.setenv("COURSE_CHECK_LOG", str(path))
     checks.check(EID, lambda q, k: k @ q.T)
-    checks.check(EID, lambda q, k: q @ k.T, record=False)
+    checks.demonstrate(EID, lambda q, k: q @ k.T)
     checks.check(EID, lambda q, k: q @ k.T)
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2

@@ -37,8 +37,7 @@ def _lesson_checks() -> list[tuple[str, str, Path]]:
     for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         for source in _code_cells(path):
             for match in CHECK_CALL.finditer(source):
-                if "record=False" not in source[match.start() : source.find("\n", match.start())]:
-                    found.append((match["id"], match["fn"], path))
+                found.append((match["id"], match["fn"], path))
     return found
 
 
@@ -166,7 +165,7 @@ def test_solutions_check_every_exercise_strictly():
 def test_check_cells_show_no_solution():
     for eid, _, path in LESSON_CHECKS:
         for source in _code_cells(path):
-            if f'checks.check("{eid}"' in source and "record=False" not in source:
+            if f'checks.check("{eid}"' in source:
                 assert source.strip().startswith("checks.check("), f"{eid}: the check cell holds more than the check"
 
 
