@@ -77,6 +77,8 @@ def make_padding_mask(lengths, max_len: int | None = None) -> torch.Tensor:
     """
     if not isinstance(lengths, (torch.Tensor, np.ndarray, list, tuple)):
         raise TypeError(f"lengths must be a 1-D integer tensor, array or list but is {validate.describe(lengths)}")
+    if isinstance(lengths, (list, tuple)) and len(lengths) == 0:
+        lengths = torch.zeros(0, dtype=torch.long)  # an empty batch (torch would read [] as float)
     try:
         lengths = torch.as_tensor(lengths)
     except (TypeError, ValueError, RuntimeError) as err:
