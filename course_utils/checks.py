@@ -551,7 +551,7 @@ def _verdict(exercise, student_fn, time_limit):
                     "look for a loop that never ends (the kernel is fine)."
                 ),
             )
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in an answer is a crash too
             if i == 1 and _is_untouched_stub(student_fn, exc):
                 return (
                     "not_attempted",

@@ -149,6 +149,18 @@ def test_objects_that_refuse_to_print_or_compare(capsys):
     assert "crashed with Unprintable" in run(raises_unprintable, capsys)
 
 
+def test_sys_exit_builtins_and_generators_are_answers_too(capsys):
+    def leaves(q, k):
+        sys.exit(1)
+
+    def generator(q, k):
+        yield q @ k.T
+
+    assert "crashed with SystemExit" in run(leaves, capsys)
+    assert run(np.dot, capsys).startswith("💥 dot_scores: case 1 of 2 crashed with ValueError")
+    assert "but got a generator" in run(generator, capsys)
+
+
 def test_mutating_the_input_cannot_spoil_later_cases(capsys):
     def dot_scores(q, k):
         result = q @ k.T
