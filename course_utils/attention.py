@@ -144,9 +144,8 @@ class MultiHeadAttention(nn.Module):
         queries = self._split(self.query_proj(query))  # (batch, heads, q_len, d_head)
         keys = self._split(self.key_proj(key))  # (batch, heads, k_len, d_head)
         values = self._split(self.value_proj(value))  # (batch, heads, k_len, d_head)
-        dropout_p = (
-            validate.probability("dropout", self.dropout) if self.training else 0.0
-        )  # re-read: it may be set later
+        # checked again here: self.dropout may have been changed after construction
+        dropout_p = validate.probability("dropout", self.dropout) if self.training else 0.0
         if need_weights:
             heads_out, weights = _attend(queries, keys, values, mask, dropout_p)
         elif keys.shape[-2] == 0:  # no key at all: zeros, as on the weights path (and as a fully masked row)

@@ -140,7 +140,10 @@ def test_valid_padding_mask_accepted_with_no_queries():
 
 
 def test_combine_masks_names_a_numpy_mask_as_such():
-    with pytest.raises(TypeError, match=r"mask 1 must be a torch\.Tensor but is a numpy\.ndarray of shape \(2, 2\) and dtype bool; convert it with torch\.from_numpy"):
+    with pytest.raises(
+        TypeError,
+        match=r"mask 1 must be a torch\.Tensor but is a numpy\.ndarray of shape \(2, 2\) and dtype bool; convert it with torch\.from_numpy",
+    ):
         masks.combine_masks(torch.ones(2, 2, dtype=torch.bool), np.ones((2, 2), dtype=bool))
 
 
