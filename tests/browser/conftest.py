@@ -15,6 +15,7 @@ import functools
 import http.server
 import ipaddress
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -157,20 +158,33 @@ def outside_loopback(url: str) -> bool:
         return True
 
 
+# The same rule as outside_loopback, as a regular expression: Playwright matches it inside the browser,
+# so loopback requests are never routed through Python and never wait for the test's thread.
+OUTSIDE_LOOPBACK_URL = re.compile(
+    r"^(?:https?|wss?|ftp)://(?!(?:localhost|[^/?#]*\.localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?(?:[/?#]|$))"
+)
+
+
 def block_outside_loopback(context) -> list[str]:
     """Abort every request of `context` that leaves loopback; return the (live) list of URLs asked for."""
     blocked: list[str] = []
 
     def abort(route) -> None:
+        if not outside_loopback(route.request.url):  # the regex and the rule disagree: let it through
+            route.fallback()
+            return
         blocked.append(route.request.url)
         route.abort("internetdisconnected")
 
     def close_socket(socket) -> None:
+        if not outside_loopback(socket.url):
+            socket.connect_to_server()
+            return
         blocked.append(socket.url)
         socket.close()
 
-    context.route(outside_loopback, abort)
-    context.route_web_socket(outside_loopback, close_socket)
+    context.route(OUTSIDE_LOOPBACK_URL, abort)
+    context.route_web_socket(OUTSIDE_LOOPBACK_URL, close_socket)
     return blocked
 
 

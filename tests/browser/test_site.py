@@ -139,3 +139,25 @@ def test_search_finds_a_lesson(built_site, site_server, page):
     results.first.wait_for(timeout=30_000)
     hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
     assert any("01_attention_numpy" in href for href in hrefs), f"searching 'softmax' found {hrefs}"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8888/lab",
+        "ws://127.0.0.1:9/api/kernels",
+        "http://localhost:80/x",
+        "http://[::1]:80/x",
+        "file:///tmp/x.html",
+        "data:text/plain,hi",
+        "https://fonts.googleapis.com/css?family=Lato",
+        "wss://example.org/socket",
+        "http://localhost.example.com/",
+        "http://10.0.0.1/",
+    ],
+)
+def test_blocking_regex_matches_the_loopback_rule(url):
+    """The regex Playwright matches in the browser and the Python rule agree on what leaves the machine."""
+    from conftest import OUTSIDE_LOOPBACK_URL, outside_loopback
+
+    assert bool(OUTSIDE_LOOPBACK_URL.search(url)) == outside_loopback(url)
