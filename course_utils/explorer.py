@@ -19,8 +19,9 @@ Two layers, so that the numbers can be tested without a browser:
   weight cell carries ``data-layer``, ``data-head``, ``data-key`` and ``data-weight`` attributes.
 
 Where widgets do not render (nbval, RISE, the site, a static viewer), the explorer's output is a
-static figure of the first view (``image/png``) and a one-line text summary without floats, so
-stored outputs stay deterministic.
+static figure of the view it shows (``image/png``: every head of the last layer; it opens on the last
+view, the cross-attention of a Transformer) and a one-line text summary without floats, so stored
+outputs stay deterministic.
 """
 
 from __future__ import annotations
@@ -343,13 +344,13 @@ def render_weights_table(view: AttentionView, query: int) -> str:
 
 
 def _static_png(view: AttentionView) -> str:
-    """Base64 PNG of the view's first layer, one heatmap per head (course_utils.plotting)."""
+    """Base64 PNG of the view's last layer, one heatmap per head (course_utils.plotting)."""
     import matplotlib.pyplot as plt
 
     from course_utils import plotting
 
     fig = plotting.plot_attention_heads(
-        view.weights[0], view.query_labels, view.key_labels, ncols=4, title=f"{view.name}, layer 1"
+        view.weights[-1], view.query_labels, view.key_labels, ncols=4, title=f"{view.name}, layer {len(view.weights)}"
     )
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=72)
@@ -393,7 +394,7 @@ class AttentionExplorer:
         w = _widgets()
         self.compute, self.examples = compute, examples
         self.snapshot = compute(examples[0])
-        self.view_name = next(iter(self.snapshot.views))
+        self.view_name = list(self.snapshot.views)[-1]  # the last view: the cross-attention of a Transformer
         self.query = 0
         self.error = ""
         self._title = w.HTML(f"<b>{html.escape(title)}</b>")
@@ -429,7 +430,7 @@ class AttentionExplorer:
             self._text.value = snapshot.input_text
         self._views.options = list(snapshot.views)
         if self.view_name not in snapshot.views:
-            self.view_name = next(iter(snapshot.views))
+            self.view_name = list(snapshot.views)[-1]
         self._views.value = self.view_name
         self._refresh(rebuild=True)
 
@@ -498,7 +499,7 @@ class AttentionExplorer:
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
         bundle["text/plain"] = self.summary()
-        bundle["image/png"] = _static_png(next(iter(self.snapshot.views.values())))
+        bundle["image/png"] = _static_png(self.view)
         return bundle
 
 

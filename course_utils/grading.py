@@ -38,6 +38,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -309,7 +310,8 @@ def grade_notebook(
         deadline = time.monotonic() + notebook_timeout
         index = 0
         try:
-            with client.setup_kernel(env=env, cwd=str(copy_dir)):
+            # the kernel's own stderr (its start-up warnings) stays out of the report's console
+            with client.setup_kernel(env=env, cwd=str(copy_dir), stderr=subprocess.DEVNULL):
                 client.reset_execution_trackers()
                 for index, (cell_index, cell) in enumerate(code_cells):
                     remaining = deadline - time.monotonic()
@@ -446,7 +448,13 @@ def grade(
         if not exercises:
             problems.append((student, path.name, f"lesson {lesson} has no registered exercises; not run"))
             continue
-        key = _cache_key(path.read_bytes(), lesson, exercises, cell_timeout, notebook_timeout)
+        try:
+            key = _cache_key(path.read_bytes(), lesson, exercises, cell_timeout, notebook_timeout)
+        except OSError as exc:  # unreadable file: report it, never stop the run
+            result = _crashed_all(exercises, _one_line(f"the notebook could not be read ({exc})"))
+            run.records.extend(_records(student, lesson, exercises, result))
+            problems.extend((student, path.name, note) for note in result.notes)
+            continue
         cached = cache / f"{key}.json"
         result = None
         if use_cache and cached.exists():
@@ -457,9 +465,12 @@ def grade(
             except (json.JSONDecodeError, KeyError, TypeError):
                 result = None
         if result is None:
-            result = grade_notebook(
-                path, exercises, cell_timeout=cell_timeout, notebook_timeout=notebook_timeout, watch=root
-            )
+            try:
+                result = grade_notebook(
+                    path, exercises, cell_timeout=cell_timeout, notebook_timeout=notebook_timeout, watch=root
+                )
+            except Exception as exc:  # a failure of the grader itself on this notebook: report it, go on
+                result = _crashed_all(exercises, _one_line(f"the grader failed on this notebook ({exc!r})"))
             run.ran += 1
             cached.write_text(json.dumps(asdict(result)), encoding="utf-8")
         run.records.extend(_records(student, lesson, exercises, result))

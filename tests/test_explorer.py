@@ -233,6 +233,8 @@ def test_explorer_bad_arguments_are_named(transformer):
     with pytest.raises(ValueError, match="examples must be a non-empty list of strings"):
         explorer.explore_seq2seq(transformer, [])
     ex = explorer.explore_seq2seq(transformer, "abc")
+    assert ex.view_name == "cross-attention"  # it opens on the last view
+    ex.select_view("encoder self-attention")
     with pytest.raises(ValueError, match="view must be one of"):
         ex.select_view("nope")
     with pytest.raises(ValueError, match=r"index must be an int in range\(q_len=3\)"):
