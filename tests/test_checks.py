@@ -91,6 +91,22 @@ def test_timeout_keeps_the_kernel_usable_and_restores_the_alarm(capsys):
     assert run(lambda q, k: q @ k.T, capsys).startswith("✅")
 
 
+def test_without_signals_a_check_still_runs(capsys):
+    """Outside the main thread there is no SIGALRM: no limit, but the same verdicts."""
+    import threading
+
+    printed = []
+
+    def worker():
+        printed.append(checks.check(EID, lambda q, k: k @ q.T, time_limit=0.1))
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(timeout=30)
+    assert printed == [None]
+    assert "scores are transposed" in capsys.readouterr().out
+
+
 def test_the_notebooks_random_state_is_left_alone(capsys):
     torch.manual_seed(123)
     np.random.seed(123)  # noqa: NPY002
