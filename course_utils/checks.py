@@ -398,26 +398,34 @@ def _is_untouched_stub(fn, exc) -> bool:
     return not exc.args and set(code.co_names) <= {"NotImplementedError"}
 
 
+def _is_library(filename: str) -> bool:
+    """Course helpers, installed packages and the standard library: not the student's code."""
+    return (
+        filename.startswith(_PACKAGE_DIR)
+        or "site-packages" in filename
+        or filename.startswith((sys.prefix, sys.base_prefix))
+    )
+
+
 def _student_line(exc, fn) -> str:
-    """` (your line N: `code`)`, from the last traceback frame in the student's own file."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    """` (your line N: `code`, inside helper)`: the deepest traceback frame in the student's own code.
+
+    The student's code is the function's own file (a notebook cell) or any other file that is not
+    a course helper, an installed package or the standard library (another cell, for instance).
+    """
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
     code = getattr(fn, "__code__", None)
-    student_file = code.co_filename if code is not None else None
-    mine = [f for f in frames if f.filename == student_file] if student_file else []
-    if not mine:
-        mine = [f for f in frames if not f.filename.startswith(_PACKAGE_DIR) and "site-packages" not in f.filename]
-        mine = [f for f in mine if not f.filename.startswith(sys.prefix) and not f.filename.startswith(sys.base_prefix)]
+    own_file = code.co_filename if code is not None else None
+    mine = [f for f in frames if f.filename == own_file or not _is_library(f.filename)]
     if not mine:
         return ""
     frame = mine[-1]
-    text = (
-        f" (your line {frame.lineno}: `{_truncate(frame.line, 100)}`" if frame.line else f" (your line {frame.lineno}"
-    )
-    last = [f for f in frames if f.filename != __file__][-1]
+    text = f" (your line {frame.lineno}"
+    if frame.line:
+        text += f": `{_truncate(frame.line, 100)}`"
+    last = frames[-1]
     if last is not frame:
-        where = Path(last.filename)
-        inside = f"{where.stem}.{last.name}" if str(where).startswith(_PACKAGE_DIR) else f"{where.name}:{last.name}"
-        text += f", inside {inside}"
+        text += f", inside {Path(last.filename).stem}.{last.name}"
     return text + ")"
 
 

@@ -74,6 +74,21 @@ def test_crash_inside_a_helper_names_the_students_line(capsys):
     assert "💥" in out and "numpy_attention.softmax(q @ k.T, axis=5)" in out
 
 
+def test_crash_in_a_helper_of_another_cell_names_that_cells_line(capsys):
+    import linecache
+
+    namespace = {"np": np, "numpy_attention": numpy_attention}
+    cells = {
+        "<cell 1>": "def normalise(scores):\n    return numpy_attention.softmax(scores, axis=3)\n",
+        "<cell 2>": "def dot_scores(q, k):\n    scores = q @ k.T\n    return normalise(scores)\n",
+    }
+    for name, source in cells.items():
+        linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+        exec(compile(source, name, "exec"), namespace)
+    out = run(namespace["dot_scores"], capsys)
+    assert "(your line 2: `return numpy_attention.softmax(scores, axis=3)`, inside " in out
+
+
 def test_timeout_keeps_the_kernel_usable_and_restores_the_alarm(capsys):
     before = signal.getsignal(signal.SIGALRM)
 
