@@ -753,6 +753,8 @@ def predict(prediction_id, value) -> None:
                 f"❌ Off by {_fmt(abs(off)) if not float(off).is_integer() else f'{int(abs(off)):,}'}{share}. Run the next cell."
             )
     else:
+        if isinstance(value, str):
+            value = value.strip().lower()  # "NaN " is "nan"
         matches = [c for c in p.choices if type(c) is type(value) and c == value]
         if not matches:
             print(f"❓ Choose one of {', '.join(_safe_repr(c) for c in p.choices)}; you wrote {_describe(value)}.")

@@ -275,6 +275,8 @@ def test_hints_come_one_level_at_a_time(capsys, monkeypatch):
         ("04.same_output", True, "❌ Not this one"),
         ("04.same_output", 0, "❓ Choose one of True, False"),
         ("01.naive_softmax_overflow", "nan", "✅ Right: 'nan'"),
+        ("01.naive_softmax_overflow", " NaN", "✅ Right: 'nan'"),
+        ("01.naive_softmax_overflow", "weights", "❌ Not this one"),
     ],
 )
 def test_predictions_say_how_far_off(pid, value, start, capsys):
