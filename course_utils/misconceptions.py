@@ -42,7 +42,9 @@ class Misconception:
 
 _ALL = [
     Misconception(
-        "scores_transposed", "the scores are transposed: rows must be queries, columns keys", "00 · Exercise 1"
+        "scores_transposed",
+        "the scores are transposed: rows must be queries, columns keys",
+        "00 · Exercise 1 · dot-product scores",
     ),
     Misconception(
         "softmax_wrong_axis",

@@ -169,6 +169,21 @@ def test_check_cells_show_no_solution():
                 assert source.strip().startswith("checks.check("), f"{eid}: the check cell holds more than the check"
 
 
+def _headings(lesson: str) -> set[str]:
+    path = next((REPO / "notebooks").glob(f"{lesson}_*.ipynb"))
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    lines = ("".join(c["source"]).splitlines() for c in nb["cells"] if c["cell_type"] == "markdown")
+    return {f"{lesson} · {line.lstrip('#').strip()}" for cell in lines for line in cell if line.startswith("##")}
+
+
+def test_every_section_to_reread_is_a_heading_of_its_lesson():
+    sections = [e.section for e in exercises.EXERCISES.values()]
+    sections += [m.section for m in misconceptions.MISCONCEPTIONS.values()]
+    sections += [p.section for p in exercises.PREDICTIONS.values()]
+    missing = [s for s in sections if s not in _headings(s[:2])]
+    assert not missing, f"sections that are no heading of their lesson: {missing}"
+
+
 def test_every_misconception_is_declared_by_an_exercise():
     declared = {mid for e in exercises.EXERCISES.values() for mid in e.misconceptions}
     assert declared == set(misconceptions.MISCONCEPTIONS)
