@@ -187,6 +187,10 @@ def additive_scores(query_part: torch.Tensor, key_part: torch.Tensor, v: torch.T
             f"query_part {tuple(query_part.shape)}, key_part {tuple(key_part.shape)} and v {tuple(v.shape)} must share "
             "batch (query_part and key_part) and d_attn (all three)"
         )
+    return _additive_scores(query_part, key_part, v)
+
+
+def _additive_scores(query_part, key_part, v):
     # (batch, 1, d_attn) + (batch, k_len, d_attn) -> (batch, k_len, d_attn)
     hidden = torch.tanh(query_part[:, None, :] + key_part)
     # (batch, k_len, d_attn) @ (d_attn,) -> (batch, k_len)
@@ -255,7 +259,11 @@ class AdditiveAttention(nn.Module):
         validate.torch_bool_mask(key_mask, tuple(keys.shape[:2]), "(batch, k_len)", device=keys.device, name="key_mask")
         if projected_keys is None:
             projected_keys = self.key_proj(keys)  # (batch, k_len, d_attn); precompute it once per sequence
-        scores = additive_scores(self.query_proj(s), projected_keys, self.score_proj.weight[0])  # (batch, k_len)
+        return self._attend(s, keys, key_mask, projected_keys)
+
+    def _attend(self, s, keys, key_mask, projected_keys):
+        """The computation on checked inputs: the decoder calls it at every step without re-checking."""
+        scores = _additive_scores(self.query_proj(s), projected_keys, self.score_proj.weight[0])  # (batch, k_len)
         scores = scores.masked_fill(~key_mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)  # (batch, k_len)
         # (batch, 1, k_len) @ (batch, k_len, d_key) -> (batch, 1, d_key) -> (batch, d_key)
@@ -373,7 +381,8 @@ class AttentionGRUSeq2Seq(nn.Module):
         """One decoder step from the embedded previous token (batch, d_embed): new state, context, weights."""
         cell_input = torch.cat([embedded, state["context"]], dim=-1)  # (batch, d_embed + 2 * d_encoder)
         s = self.cell(cell_input, state["s"])  # (batch, d_hidden)
-        context, weights = self.attention(s, state["keys"], state["key_mask"], state["projected_keys"])
+        # checked once per sequence (init_state, check_source), not at every step
+        context, weights = self.attention._attend(s, state["keys"], state["key_mask"], state["projected_keys"])
         return {**state, "s": s, "context": context}, weights
 
     def decode_step(self, state, tokens):
