@@ -77,11 +77,9 @@ def describe(x) -> str:
 def as_int(name: str, value, minimum: int = 0) -> int:
     """``value`` as a Python int ``>= minimum``; NumPy integer scalars are accepted, bools and floats are not."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(
-            f"{name} must be an int (>= {minimum}) but is {describe(value)}; "
-            f"pass a whole number such as {max(minimum, 1)}"
-            + (f" (e.g. int({name}))" if isinstance(value, (float, np.floating)) and float(value).is_integer() else "")
-        )
+        whole = isinstance(value, (float, np.floating)) and float(value).is_integer()
+        hint = f"int({name})" if whole else f"a whole number such as {max(minimum, 1)}"
+        raise TypeError(f"{name} must be an int (>= {minimum}) but is {describe(value)}; pass {hint}")
     value = int(value)
     if value < minimum:
         word = "a positive int" if minimum == 1 else "a non-negative int" if minimum == 0 else f"an int >= {minimum}"
