@@ -249,6 +249,8 @@ def grade_notebook(
     Never raises for a problem of the notebook: every problem becomes a status and a note.
     """
     import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
@@ -297,8 +299,12 @@ def grade_notebook(
         )
         for _, cell in code_cells:
             cell["outputs"], cell["execution_count"] = [], None
+        # The course environment's own ipykernel (sys.executable), never a "python3" kernel spec that a
+        # user or another install registered elsewhere: no kernel folders, only the native spec.
+        km = AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
         client = NotebookClient(
             nb,
+            km=km,
             timeout=cell_timeout,
             kernel_name=KERNEL,
             allow_errors=True,
@@ -311,7 +317,7 @@ def grade_notebook(
         index = 0
         try:
             # the kernel's own stderr (its start-up warnings) stays out of the report's console
-            with client.setup_kernel(env=env, cwd=str(copy_dir), stderr=subprocess.DEVNULL):
+            with client.setup_kernel(env=env, cwd=str(copy_dir), stderr=subprocess.DEVNULL, cleanup_kc=True):
                 client.reset_execution_trackers()
                 for index, (cell_index, cell) in enumerate(code_cells):
                     remaining = deadline - time.monotonic()

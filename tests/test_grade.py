@@ -162,6 +162,12 @@ def test_every_status_occurs(synthetic):
     assert {r["status"] for r in read_csv(root / "grades.csv")} == set(grading.STATUSES)
 
 
+def test_no_kernel_is_left_running(synthetic):
+    psutil = pytest.importorskip("psutil")
+    kernels = [p for p in psutil.Process().children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+    assert not kernels  # the endless loop's and the dead kernel's included
+
+
 def test_passed_rows_of_a_clean_notebook_have_no_detail(synthetic):
     root, _ = synthetic
     assert [r["detail"] for r in read_csv(root / "grades.csv") if r["student"] == "ada"] == ["", "", ""]
