@@ -8,7 +8,8 @@ Usage (the Makefile sets ``OMP_NUM_THREADS=1`` and ``PYTHONHASHSEED=0``)::
 ``path/<student>/NN_*.ipynb`` (any subset of the lessons per student) are graded; the report is
 ``path/grades.csv`` (``student, lesson, exercise, status, detail``) and ``path/grades.html``
 (see :mod:`course_utils.grade_report`). Results are cached in ``path/.grade_cache/`` by the
-notebook's content hash, so a second run only executes notebooks that changed.
+notebook's content hash (and the exercise engine's sources), so a second run only executes notebooks
+that changed.
 
 How a notebook is graded, without ever importing student code into this process:
 
@@ -395,9 +396,21 @@ def grade_notebook(
 # ------------------------------------------------------------------------------- the class
 
 
-def _cache_key(data: bytes, lesson: str, exercises, cell_timeout, notebook_timeout) -> str:
+def _engine_fingerprint() -> str:
+    """SHA-256 of the exercise engine's sources (checks, misconceptions, exercises): a changed reference or
+    message invalidates the cache, since the same notebook may now get another verdict."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    files = [package / "checks.py", package / "misconceptions.py", *sorted((package / "exercises").rglob("*.py"))]
+    for path in files:
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _cache_key(data: bytes, lesson: str, exercises, cell_timeout, notebook_timeout, engine: str) -> str:
     ids = ",".join(ex.id for ex in exercises)
-    header = f"{GRADER_VERSION}|{lesson}|{ids}|{cell_timeout}|{notebook_timeout}|".encode()
+    header = f"{GRADER_VERSION}|{engine}|{lesson}|{ids}|{cell_timeout}|{notebook_timeout}|".encode()
     return hashlib.sha256(header + data).hexdigest()
 
 
@@ -447,6 +460,7 @@ def grade(
     cache = root / CACHE_DIR
     cache.mkdir(exist_ok=True)
     run = GradeRun(records=[], problems=problems, registry=registry)
+    engine = _engine_fingerprint()
     bar = tqdm(submissions, desc="grading", unit="notebook", disable=not progress, file=sys.stderr)
     for student, lesson, path in bar:
         bar.set_postfix_str(f"{student}/{path.name}", refresh=False)
@@ -455,7 +469,7 @@ def grade(
             problems.append((student, path.name, f"lesson {lesson} has no registered exercises; not run"))
             continue
         try:
-            key = _cache_key(path.read_bytes(), lesson, exercises, cell_timeout, notebook_timeout)
+            key = _cache_key(path.read_bytes(), lesson, exercises, cell_timeout, notebook_timeout, engine)
         except OSError as exc:  # unreadable file: report it, never stop the run
             result = _crashed_all(exercises, _one_line(f"the notebook could not be read ({exc})"))
             run.records.extend(_records(student, lesson, exercises, result))

@@ -216,7 +216,7 @@ def test_notebook_time_limit(tmp_path):
 # ------------------------------------------------------------------------------- the cache
 
 
-def test_second_run_comes_from_the_cache_and_a_changed_notebook_reruns(synthetic, tmp_path):
+def test_second_run_comes_from_the_cache_and_a_changed_notebook_reruns(synthetic, tmp_path, monkeypatch):
     root, _ = synthetic
     copy = tmp_path / "copy"
     shutil.copytree(root, copy)
@@ -233,6 +233,9 @@ def test_second_run_comes_from_the_cache_and_a_changed_notebook_reruns(synthetic
     assert (third.ran, third.cached) == (1, len(EXPECTED) - 1)
     ada = {r["exercise"]: r["status"] for r in read_csv(copy / "grades.csv") if r["student"] == "ada"}
     assert ada == {"91.alpha": "passed", "91.beta": "wrong", "91.gamma": "passed"}
+    monkeypatch.setattr(grading, "_engine_fingerprint", lambda: "a changed engine")
+    fourth = grading.grade(copy, registry=REGISTRY, cell_timeout=CELL_TIMEOUT, notebook_timeout=120, progress=False)
+    assert (fourth.ran, fourth.cached) == (len(EXPECTED), 0)  # a changed engine re-runs everything
 
 
 def test_cli_writes_both_reports(tmp_path, monkeypatch, capsys):
