@@ -2,7 +2,7 @@
 
 Steps:
 1. stage a Sphinx source tree in ``build/site_src/``: the pages of ``site_src/`` (configuration, home
-   page, solutions index, CSS), the committed executed notebooks (``notebooks/NN_*.ipynb``,
+   page, solutions index), the committed executed notebooks (``notebooks/NN_*.ipynb``,
    ``solutions/*.ipynb``) and ``docs/instructor_guide.md``;
 2. write each figure's alt text from ``docs/figure_alt_text.json`` into the staged copies (the same
    step as ``scripts/apply_alt_text.py``; a no-op once the notebooks carry it), so every ``<img>``

@@ -31,7 +31,6 @@ mathjax_path = "mathjax/tex-mml-chtml.js"
 html_theme = "sphinx_book_theme"
 html_title = "Attention course"
 html_static_path = ["_static"]
-html_css_files = ["course.css"]
 html_show_sourcelink = False
 html_copy_source = True  # the download button offers each lesson's .ipynb
 html_last_updated_fmt = None

@@ -5,7 +5,8 @@ The site is built afresh into a temporary folder by ``scripts/build_site.py`` (t
 as an instructor would host it. For every page: it exists, everything it loads comes from the site
 (the `page` fixture aborts and reports any request outside loopback), every equation is typeset by
 the site's own MathJax (no raw ``$...$`` or ``\\(...\\)`` left), every image loads and has a real
-text alternative, and every internal link points to a page and anchor that exist. Then: the build
+text alternative, every internal link points to a page and anchor that exist, and at tablet width
+(768 px) the page does not scroll sideways and every figure fits. Then: the build
 takes under 60 s, the home page maps every lesson, lessons link to their neighbours and have a table
 of contents, and the search finds a lesson.
 """
@@ -40,6 +41,13 @@ MATH_JS = """() => Array.from(document.querySelectorAll('.math')).map(node => ({
 IMAGES_JS = """() => Array.from(document.images).map(img => ({
     src: img.getAttribute('src'), alt: img.getAttribute('alt'), loaded: img.complete && img.naturalWidth > 0}))"""
 LINKS_JS = "() => Array.from(document.querySelectorAll('a[href]'), a => a.href)"
+TABLET = {"width": 768, "height": 1024}
+FIT_JS = """() => {
+    const root = document.documentElement;
+    const wide = Array.from(document.images)
+        .filter(img => img.getBoundingClientRect().right > root.clientWidth + 1).map(img => img.getAttribute('src'));
+    return [root.scrollWidth, root.clientWidth, wide];
+}"""
 RAW_TEX = re.compile(r"(?<![\w\\])\$[^$\n]+\$|\\\(.+?\\\)|\\\[.+?\\\]|\$\$")
 
 
@@ -110,6 +118,12 @@ def test_site_page_offline_typeset_and_linked(site_page, built_site, site_server
         elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in _anchors(target, cache):
             broken.append(href)
     assert not broken, f"{site_page}: internal links that do not resolve: {sorted(set(broken))[:10]}"
+
+    page.set_viewport_size(TABLET)  # read on a tablet: no sideways scrolling of the page, figures fit
+    page.wait_for_timeout(300)
+    width, viewport, wide = page.evaluate(FIT_JS)
+    assert width <= viewport, f"{site_page}: at {TABLET['width']} px the page scrolls sideways ({width} px wide)"
+    assert not wide, f"{site_page}: at {TABLET['width']} px these images overflow the screen: {wide}"
 
 
 def test_home_page_maps_every_lesson(built_site, site_server, page):
