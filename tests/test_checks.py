@@ -330,3 +330,10 @@ def test_assert_close():
     checks.assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-9]))
     with pytest.raises(AssertionError, match=r"out: 1 of 2 entries differ; first at index \(1,\): expected 2, got 2.5"):
         checks.assert_close(np.array([1.0, 2.5]), np.array([1.0, 2.0]), name="out")
+
+
+def test_docstring_examples():
+    import doctest
+
+    for module in (checks, exercises):
+        assert doctest.testmod(module).failed == 0, module.__name__
