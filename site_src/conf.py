@@ -17,6 +17,9 @@ extensions = ["myst_nb"]
 # The notebooks are committed executed: show their stored outputs, never run them here.
 nb_execution_mode = "off"
 nb_merge_streams = True
+# Widgets show their text fallback (the stored notebooks keep no widget state): never load the widget
+# manager that myst-nb would otherwise fetch from a CDN.
+nb_ipywidgets_js: dict = {}
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
 
