@@ -469,7 +469,10 @@ class AttentionExplorer:
         if rebuild:
             buttons = []
             for i, label in enumerate(view.query_labels):
-                button = w.Button(description=f"{i}: {label}", layout=w.Layout(width="auto"))
+                writes = f" → outputs {view.query_outputs[i]}" if view.query_outputs else ""
+                button = w.Button(
+                    description=f"{i}: {label}", tooltip=f"query {i}: {label}{writes}", layout=w.Layout(width="auto")
+                )
                 button.add_class("attn-query")
                 button.add_class(f"attn-query-{i}")
                 button.on_click(lambda _, i=i: self.select_query(i))

@@ -196,6 +196,7 @@ def test_clicking_a_query_shows_its_weights(transformer):
     got = np.array([[table.weights[(0, h, j)][0] for j in range(7)] for h in range(4)])
     np.testing.assert_allclose(got, expected, atol=1e-5)
     assert "info" in ex._queries.children[4].button_style
+    assert ex._queries.children[4].tooltip == "query 4: d → outputs c"  # reads d, writes c; shown on hover
 
 
 def test_changing_the_input_moves_the_attention(transformer):
