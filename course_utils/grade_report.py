@@ -3,8 +3,8 @@
 Every cell shows a symbol and the status in words, so the page reads without colour (printed,
 or by a colour-blind reader); its ``title`` holds the detail. Below the students: how many passed
 each exercise, and the most common misconception per exercise. Then the notebook-level
-problems and a list of every row that did not pass, with its detail. No script, no external
-resource: it opens offline, from disk. Everything that comes from a student (names, error
+problems and every result that needs a look (wrong, crashed, timed out, missing), with its detail.
+No script, no external resource: it opens offline, from disk. Everything that comes from a student (names, error
 messages) is escaped.
 
 Introduced for instructors in docs/instructor_guide.md (issue 15); written by
@@ -65,13 +65,16 @@ def render_html(run) -> str:
         '<p class="legend">'
         + "".join(f'<span style="background:{c}">{s} {w}</span>' for s, w, c in [*STATUS_STYLE.values(), NOT_SUBMITTED])
         + "</p>",
-        '<table id="grades"><thead><tr><th rowspan="2">student</th>',
+        '<div style="overflow-x:auto"><table id="grades"><thead><tr><th rowspan="2">student</th>',
     ]
     for lesson in lessons:
         parts.append(f'<th colspan="{len(run.registry.get(lesson, []))}">lesson {escape(lesson)}</th>')
     parts.append("</tr><tr>")
     for _, ex in columns:
-        parts.append(f'<th data-exercise="{escape(ex.id)}" title="{escape(ex.title)}">{escape(ex.id)}</th>')
+        short = ex.id.split(".", 1)[-1]  # the lesson is in the header row above
+        parts.append(
+            f'<th data-exercise="{escape(ex.id)}" title="{escape(ex.id)}: {escape(ex.title)}">{escape(short)}</th>'
+        )
     parts.append("</tr></thead><tbody>")
     for student in students:
         parts.append(f'<tr data-student="{escape(student)}"><th>{escape(student)}</th>')
@@ -95,7 +98,7 @@ def render_html(run) -> str:
             )
         else:
             parts.append(f'<td data-exercise="{escape(ex.id)}">—</td>')
-    parts.append("</tr></tfoot></table>")
+    parts.append("</tr></tfoot></table></div>")
 
     parts.append("<h2>Notebook problems</h2>")
     if run.problems:
@@ -108,8 +111,8 @@ def render_html(run) -> str:
     else:
         parts.append("<p>None.</p>")
 
-    parts.append("<h2>Every result that did not pass</h2>")
-    failing = [r for r in run.records if r.status != "passed"]
+    parts.append("<h2>Results that need a look (wrong, crashed, timed out, missing)</h2>")
+    failing = [r for r in run.records if r.status not in ("passed", "not_attempted")]
     if failing:
         parts.append(
             '<table id="details"><thead><tr><th>student</th><th>exercise</th><th>status</th><th>detail</th></tr>'
@@ -123,6 +126,6 @@ def render_html(run) -> str:
             )
         parts.append("</tbody></table>")
     else:
-        parts.append("<p>Every exercise passed.</p>")
+        parts.append("<p>None.</p>")
     parts.append("</body></html>")
     return "\n".join(parts)
