@@ -17,6 +17,7 @@ __all__ = [
     "checks",
     "env",
     "plotting",
+    "diagrams",
     "efficient",
     "timing",
     "heads",

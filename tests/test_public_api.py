@@ -22,6 +22,7 @@ from course_utils import numpy_attention as na
 # walk below stays honest: a module missing from here AND from BAD_INPUT fails the walk.
 VALIDATED_BY_THEIR_OWN_TESTS = {
     "checks": "tests/test_checks.py (the exercise engine)",
+    "diagrams": "tests/test_diagrams.py (schematic figures)",
     "plotting": "tests/test_core_units.py and the plotting tests",
     "seq2seq_plots": "tests/test_seq2seq.py (plots)",
     "exercises": "its own tests (exercise engine)",
