@@ -5,6 +5,8 @@ Introduced in ``notebooks/04_multi_head_pytorch.ipynb``. Checked against
 ``tests/test_attention_oracle.py``.
 
 A *mask* is boolean and True means "may attend" (as in ``F.scaled_dot_product_attention``).
+Padding goes to ``MultiHeadAttention``'s own ``key_padding_mask`` ``(batch, k_len)``, True = real
+token (lesson 02 shows why a padding mask must not travel as a 2-D ``mask``).
 ``nn.MultiheadAttention``'s ``key_padding_mask`` uses the opposite convention (True = ignore).
 """
 
@@ -72,6 +74,20 @@ def _attend(query, key, value, mask, dropout_p: float):
     return weights @ value, weights
 
 
+def _refuse_padding_as_2d_mask(mask_shape: tuple, batch: int, q_len: int, k_len: int) -> None:
+    """A 2-D ``mask`` means ``(q_len, k_len)``; one shaped ``(batch, k_len)`` instead is a padding mask in the wrong place.
+
+    Broadcasting would read its rows as queries, not sequences. The check catches it whenever the
+    shapes differ; when ``batch == q_len`` they are equal and only ``key_padding_mask`` is safe.
+    """
+    if len(mask_shape) == 2 and mask_shape == (batch, k_len) and mask_shape != (q_len, k_len):
+        raise ValueError(
+            f"mask of shape {mask_shape} looks like a (batch, k_len) key padding mask, but a 2-D mask is read as "
+            f"(q_len={q_len}, k_len={k_len}), one row per query, the same for every sequence. Pass padding as "
+            "key_padding_mask=padding_mask (batch, k_len), True = real token"
+        )
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with separate query, key, value and output projections.
 
@@ -86,11 +102,25 @@ class MultiHeadAttention(nn.Module):
     bias : bool
         Whether the four projections have biases.
 
-    ``forward(query, key, value, mask=None, need_weights=True)`` takes query ``(batch, q_len, d_model)``
-    and key/value ``(batch, k_len, d_model)`` (``k_len`` may differ: cross-attention) and returns
-    ``(output, weights)`` with output ``(batch, q_len, d_model)`` and weights
-    ``(batch, heads, q_len, k_len)``. With ``need_weights=False`` it runs PyTorch's fused kernel
-    (``F.scaled_dot_product_attention``), never builds the weights, and returns ``(output, None)``.
+    ``forward(query, key, value, mask=None, need_weights=True, key_padding_mask=None)`` takes query
+    ``(batch, q_len, d_model)`` and key/value ``(batch, k_len, d_model)`` (``k_len`` may differ:
+    cross-attention) and returns ``(output, weights)`` with output ``(batch, q_len, d_model)`` and
+    weights ``(batch, heads, q_len, k_len)``. With ``need_weights=False`` it runs PyTorch's fused
+    kernel (``F.scaled_dot_product_attention``), never builds the weights, and returns ``(output, None)``.
+
+    Two masks, both boolean with **True = may attend / real token**:
+
+    - ``key_padding_mask`` ``(batch, k_len)``: which keys of each sequence are real. This is *the*
+      way to pass padding (``masks.make_padding_mask(lengths, k_len)`` builds it). It is the
+      opposite of ``nn.MultiheadAttention(key_padding_mask=...)``, where True means ignore.
+    - ``mask``: 2-D ``(q_len, k_len)`` (the same for every sequence and head, e.g. causal) or 4-D
+      ``(batch, heads, q_len, k_len)`` with 1 for any axis it shares. A 3-D mask is refused (its
+      batch axis would line up with the heads), and so is a 2-D mask of shape ``(batch, k_len)``
+      that is not ``(q_len, k_len)``: it would be read as one row per *query*. When
+      ``batch == q_len`` the two layouts have the same shape and no check can tell them apart,
+      which is why padding has its own argument.
+
+    A key is attended only if both masks allow it.
 
     Introduced in notebooks/04_multi_head_pytorch.ipynb.
 
@@ -100,6 +130,10 @@ class MultiHeadAttention(nn.Module):
     >>> out, w = mha(torch.zeros(2, 5, 16), torch.zeros(2, 7, 16), torch.zeros(2, 7, 16))
     >>> tuple(out.shape), tuple(w.shape)
     ((2, 5, 16), (2, 4, 5, 7))
+    >>> real = torch.tensor([[True, True, True, False, False, False, False], [True] * 7])  # (batch, k_len)
+    >>> out, w = mha(torch.zeros(2, 5, 16), torch.zeros(2, 7, 16), torch.zeros(2, 7, 16), key_padding_mask=real)
+    >>> float(w[0, :, :, 3:].sum())
+    0.0
     """
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
@@ -119,7 +153,7 @@ class MultiHeadAttention(nn.Module):
         # (batch, seq_len, d_model) -> (batch, seq_len, heads, d_head) -> (batch, heads, seq_len, d_head)
         return x.view(batch, seq_len, self.num_heads, self.d_head).transpose(1, 2)
 
-    def _check_inputs(self, query, key, value, mask):
+    def _check_inputs(self, query, key, value, mask, key_padding_mask):
         weight = self.query_proj.weight
         validate.torch_floats(dtype=weight.dtype, device=weight.device, query=query, key=key, value=value)
         for name, x in (("query", query), ("key", key), ("value", value)):
@@ -131,15 +165,40 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"key {tuple(key.shape)} and value {tuple(value.shape)} must share (batch, k_len)")
         if query.shape[0] != key.shape[0]:
             raise ValueError(f"query batch {query.shape[0]} differs from key batch {key.shape[0]}")
+        batch, q_len, k_len = query.shape[0], query.shape[1], key.shape[1]
         if mask is not None:
             if isinstance(mask, torch.Tensor):
                 check_mha_mask_ndim(tuple(mask.shape))
-            scores_shape = (query.shape[0], self.num_heads, query.shape[1], key.shape[1])
+                _refuse_padding_as_2d_mask(tuple(mask.shape), batch, q_len, k_len)
+            scores_shape = (batch, self.num_heads, q_len, k_len)
             validate.torch_bool_mask(mask, scores_shape, "(batch, heads, q_len, k_len)", device=query.device)
+        if key_padding_mask is not None:
+            validate.torch_tensor(
+                "key_padding_mask", key_padding_mask, "masks.make_padding_mask(lengths, k_len) (True = real token)"
+            )
+            if key_padding_mask.dtype != torch.bool:
+                raise TypeError(
+                    f"key_padding_mask must be boolean (True = real token) but has dtype {key_padding_mask.dtype}; "
+                    "build it with masks.make_padding_mask(lengths, k_len)"
+                )
+            if tuple(key_padding_mask.shape) != (batch, k_len):
+                raise ValueError(
+                    f"key_padding_mask must be (batch, k_len) = ({batch}, {k_len}) but has shape "
+                    f"{tuple(key_padding_mask.shape)}: one row per sequence, one entry per key (True = real token)"
+                )
+            if key_padding_mask.device != query.device:
+                raise ValueError(
+                    f"key_padding_mask is on {key_padding_mask.device} but query is on {query.device}; "
+                    "move it with key_padding_mask.to(query.device)"
+                )
 
-    def forward(self, query, key, value, mask=None, need_weights: bool = True):
-        self._check_inputs(query, key, value, mask)
+    def forward(self, query, key, value, mask=None, need_weights: bool = True, key_padding_mask=None):
+        self._check_inputs(query, key, value, mask, key_padding_mask)
         need_weights = validate.boolean("need_weights", need_weights)
+        if key_padding_mask is not None:
+            # (batch, k_len) -> (batch, 1, 1, k_len): the same row for every head and every query
+            padding = key_padding_mask[:, None, None, :]
+            mask = padding if mask is None else mask & padding
         batch, q_len, _ = query.shape
         queries = self._split(self.query_proj(query))  # (batch, heads, q_len, d_head)
         keys = self._split(self.key_proj(key))  # (batch, heads, k_len, d_head)

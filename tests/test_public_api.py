@@ -171,6 +171,26 @@ BAD_INPUT = {
         (lambda: _mha()(*(torch.ones(2, 3, 8, dtype=torch.float64),) * 3), TypeError, "module's parameters are"),
         (lambda: _mha()(torch.ones(1, 3, 8), torch.ones(2, 3, 8), torch.ones(2, 3, 8)), ValueError, "query batch 1"),
         (lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, mask=torch.ones(2, 3, 3, dtype=torch.bool)), ValueError, "3-D"),
+        (
+            lambda: _mha()(torch.ones(2, 3, 8), torch.ones(2, 5, 8), torch.ones(2, 5, 8), mask=torch.ones(2, 5) > 0),
+            ValueError,
+            r"looks like a \(batch, k_len\) key padding mask.*key_padding_mask=",
+        ),
+        (
+            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_padding_mask=torch.ones(2, 3)),
+            TypeError,
+            "key_padding_mask must be boolean",
+        ),
+        (
+            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_padding_mask=bmask),
+            ValueError,
+            r"key_padding_mask must be \(batch, k_len\) = \(2, 3\)",
+        ),
+        (
+            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_padding_mask=[[True] * 3] * 2),
+            TypeError,
+            "key_padding_mask must be a torch.Tensor",
+        ),
         (lambda: attention.MultiHeadAttention.from_torch(_mha()), TypeError, "module must be a torch.nn.Multihead"),
     ],
     # ------------------------------------------------------------------------------------- env
