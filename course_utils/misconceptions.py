@@ -123,7 +123,7 @@ _ALL = [
     Misconception(
         "keys_split_with_query_length",
         "keys and values split with the query's length: each tensor must be split at its own length",
-        "04 · The seeds' bug: splitting the keys with the query's length",
+        "04 · A common bug: splitting the keys with the query's length",
     ),
     Misconception(
         "dropout_in_eval",
@@ -169,6 +169,46 @@ _ALL = [
         "positions_sin_cos_swapped",
         "sine and cosine swapped: sines go in the even columns, cosines in the odd ones",
         "08 · Positions: sinusoidal encodings",
+    ),
+    Misconception(
+        "flops_one_length",
+        "one length for both sequences: the keys and values have k_len positions, the queries q_len",
+        "03 · Cost: projections versus the attention core",
+    ),
+    Misconception(
+        "flops_multiply_add_as_one",
+        "a multiply-add counted as 1 FLOP: (m, k) @ (k, n) costs 2·m·k·n",
+        "03 · Cost: projections versus the attention core",
+    ),
+    Misconception(
+        "flops_no_out_proj",
+        "the output projection W_o is missing: it runs on every query position too",
+        "03 · Cost: projections versus the attention core",
+    ),
+    Misconception(
+        "no_output_projection",
+        "the heads are concatenated but never mixed by W_o: head h's term is head_h @ W_o[h·d_head:(h+1)·d_head]",
+        "03 · Step 4 · mix the heads with `W_o`",
+    ),
+    Misconception(
+        "fused_weight_transposed",
+        "the transposed weights were stacked: nn.Linear keeps weight as (out, in), so stack the weights as they are",
+        "04 · One fused projection instead of three",
+    ),
+    Misconception(
+        "fused_no_bias",
+        "the fused projection has no bias: stack the three biases into one (3·d_model,) bias",
+        "04 · One fused projection instead of three",
+    ),
+    Misconception(
+        "weights_in_training_mode",
+        "weights read in training mode: dropout zeroes some and rescales the rest; call .eval() first",
+        "04 · Dropout on the attention weights: training only",
+    ),
+    Misconception(
+        "mode_not_restored",
+        "the module is left in eval mode: put it back in the mode it had (module.train(was_training))",
+        "04 · Dropout on the attention weights: training only",
     ),
     Misconception(
         "positions_concatenated",
@@ -434,6 +474,78 @@ def torch_cross_attend_2d(mha, decoder_states, encoder_states, encoder_lengths):
 # 04 · torch_cross_attend(torch_mha, decoder_states, encoder_states, padding_mask) -> output
 def nn_mha_mask_not_flipped(torch_mha, decoder_states, encoder_states, padding_mask):
     return torch_mha(decoder_states, encoder_states, encoder_states, key_padding_mask=padding_mask)[0]
+
+
+# 03 · cross_attention_flops(batch, q_len, k_len, d_model, num_heads) -> (projections, core)
+def flops_one_length(batch, q_len, k_len, d_model, num_heads):
+    return 8 * batch * q_len * d_model**2, 4 * batch * q_len**2 * d_model
+
+
+def flops_multiply_add_as_one(batch, q_len, k_len, d_model, num_heads):
+    return 2 * batch * (q_len + k_len) * d_model**2, 2 * batch * q_len * k_len * d_model
+
+
+def flops_no_out_proj(batch, q_len, k_len, d_model, num_heads):
+    return 2 * batch * (q_len + 2 * k_len) * d_model**2, 4 * batch * q_len * k_len * d_model
+
+
+# 03 · heads_by_weight_slices(query, key, value, W_q, W_k, W_v, W_o, num_heads) -> output
+def _heads_by_slices(query, key, value, W_q, W_k, W_v, W_o, num_heads, *, scale=None, mix=True):
+    d_model = W_q.shape[0]
+    d_head = d_model // num_heads
+    terms = []
+    for h in range(num_heads):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        # (batch, len, d_model) @ (d_model, d_head) -> (batch, len, d_head)
+        q, k, v = query @ W_q[:, cols], key @ W_k[:, cols], value @ W_v[:, cols]
+        s = math.sqrt(d_head) if scale is None else scale
+        weights = _softmax(q @ np.swapaxes(k, -1, -2) / s)  # (batch, q_len, k_len)
+        terms.append(weights @ v)  # (batch, q_len, d_head)
+    if not mix:
+        return np.concatenate(terms, axis=-1)  # (batch, q_len, d_model), W_o forgotten
+    # (batch, q_len, d_head) @ (d_head, d_model) -> (batch, q_len, d_model), summed over heads
+    return sum(t @ W_o[h * d_head : (h + 1) * d_head] for h, t in enumerate(terms))
+
+
+def heads_by_slices_no_w_o(query, key, value, W_q, W_k, W_v, W_o, num_heads):
+    return _heads_by_slices(query, key, value, W_q, W_k, W_v, W_o, num_heads, mix=False)
+
+
+def heads_by_slices_sqrt_d_model(query, key, value, W_q, W_k, W_v, W_o, num_heads):
+    return _heads_by_slices(query, key, value, W_q, W_k, W_v, W_o, num_heads, scale=math.sqrt(W_q.shape[0]))
+
+
+# 04 · fuse_qkv(mha) -> nn.Linear(d_model, 3 * d_model)
+def _fused(mha, *, transpose=False, bias=True):
+    import torch
+    from torch import nn
+
+    layers = (mha.query_proj, mha.key_proj, mha.value_proj)
+    fused = nn.Linear(mha.d_model, 3 * mha.d_model, bias=bias)
+    with torch.no_grad():
+        # 3 x (d_model, d_model) -> (3 * d_model, d_model)
+        fused.weight.copy_(torch.cat([layer.weight.T if transpose else layer.weight for layer in layers]))
+        if bias:
+            fused.bias.copy_(torch.cat([layer.bias for layer in layers]))  # -> (3 * d_model,)
+    return fused
+
+
+def fuse_qkv_weight_transposed(mha):
+    return _fused(mha, transpose=True)
+
+
+def fuse_qkv_no_bias(mha):
+    return _fused(mha, bias=False)
+
+
+# 04 · weights_for_analysis(mha, x) -> weights
+def analysis_weights_in_training_mode(mha, x):
+    return mha(x, x, x)[1]
+
+
+def analysis_mode_not_restored(mha, x):
+    mha.eval()
+    return mha(x, x, x)[1]
 
 
 # 05 · row_entropy(row) -> float

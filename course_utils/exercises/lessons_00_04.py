@@ -178,6 +178,46 @@ def _numpy_cross_reference(decoder_states, encoder_states, encoder_lengths, W_q,
     )
 
 
+def _slices_cases():
+    rng = np.random.default_rng(4)
+    d_model = 8
+    W = [rng.normal(0, 1 / np.sqrt(d_model), size=(d_model, d_model)) for _ in range(4)]
+    x = rng.normal(size=(2, 5, d_model))
+    return [
+        (x, x, x, *W, 2),  # self-attention
+        (rng.normal(size=(1, 3, d_model)), *[rng.normal(size=(1, 6, d_model))] * 2, *W, 4),  # cross-attention
+        (x, x, x, *W, 1),  # one head
+    ]
+
+
+def _slices_reference(query, key, value, W_q, W_k, W_v, W_o, num_heads):
+    from course_utils import numpy_attention
+
+    return numpy_attention.multi_head_attention(query, key, value, W_q, W_k, W_v, W_o, num_heads)[0]
+
+
+def _flops_cases():
+    # (batch, q_len, k_len, d_model, num_heads): lengths differ, as in cross-attention
+    return [(1, 3, 7, 16, 4), (2, 5, 2, 8, 2), (3, 1, 10, 32, 8), (1, 6, 6, 24, 3)]
+
+
+def _flops_reference(batch, q_len, k_len, d_model, num_heads):
+    """Measured, not computed: run a real layer under torch's FLOP counter and read its matmuls."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from course_utils import attention
+
+    with torch_seeded(0):
+        mha = attention.MultiHeadAttention(d_model, num_heads).eval()
+        query, memory = torch.randn(batch, q_len, d_model), torch.randn(batch, k_len, d_model)
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        mha(query, memory, memory)  # the weights path: scores and weights @ values are explicit bmm calls
+    counts = {str(op): flops for op, flops in counter.get_flop_counts()["Global"].items()}
+    projections = counts.get("aten.addmm", 0) + counts.get("aten.mm", 0)  # the four nn.Linear layers
+    return projections, counts.get("aten.bmm", 0)  # (scores) + (weights @ values)
+
+
 # 04 ------------------------------------------------------------------------------------------
 def _forward_cases():
     import torch
@@ -240,6 +280,63 @@ def _nn_mha_reference(torch_mha, decoder_states, encoder_states, padding_mask):
     ours = attention.MultiHeadAttention.from_torch(torch_mha).eval()
     mask = padding_mask[:, None, None, :]  # (batch, k_len) -> (batch, 1, 1, k_len)
     return ours(decoder_states, encoder_states, encoder_states, mask=mask)[0]
+
+
+def _fuse_cases():
+    import torch
+
+    from course_utils import attention
+
+    with torch_seeded(4):
+        cases = []
+        for d_model, heads, shape in ((16, 4, (2, 5)), (8, 2, (1, 3))):
+            mha = attention.MultiHeadAttention(d_model, heads).eval()
+            cases.append((mha, torch.randn(*shape, d_model)))
+        return cases
+
+
+def _apply_fused(fuse_qkv, mha, x):
+    """Build the student's fused layer, run it once, cut its output into queries, keys and values."""
+    import torch
+
+    fused = fuse_qkv(mha)
+    with torch.no_grad():
+        # (batch, seq_len, 3 * d_model) -> 3 x (batch, seq_len, d_model)
+        return tuple(fused(x).chunk(3, dim=-1))
+
+
+def _fuse_reference(mha, x):
+    import torch
+
+    with torch.no_grad():
+        return mha.query_proj(x), mha.key_proj(x), mha.value_proj(x)
+
+
+def _analysis_cases():
+    import torch
+
+    from course_utils import attention
+
+    with torch_seeded(5):
+        training = attention.MultiHeadAttention(16, 4, dropout=0.5)  # a new module is in training mode
+        evaluating = attention.MultiHeadAttention(8, 2, dropout=0.3).eval()
+        return [(training, torch.randn(2, 5, 16)), (evaluating, torch.randn(1, 4, 8))]
+
+
+def _weights_and_mode(weights_for_analysis, mha, x):
+    """The student's weights, and the mode the module is left in."""
+    return weights_for_analysis(mha, x), mha.training
+
+
+def _analysis_reference(mha, x):
+    import torch
+
+    was_training = mha.training
+    mha.eval()
+    with torch.no_grad():
+        weights = mha(x, x, x)[1]  # (batch, heads, seq_len, seq_len)
+    mha.train(was_training)
+    return weights, mha.training
 
 
 _COUNT_FORBIDDEN = (
@@ -497,6 +594,54 @@ EXERCISES = [
         output_names=("output", "weights"),
     ),
     Exercise(
+        id="03.heads_by_weight_slices",
+        title="heads_by_weight_slices",
+        section="03 · Step 4 · mix the heads with `W_o`",
+        function="heads_by_weight_slices",
+        make_cases=_slices_cases,
+        reference=_slices_reference,
+        misconceptions={
+            "no_output_projection": bugs.heads_by_slices_no_w_o,
+            "scaled_by_sqrt_d_model": bugs.heads_by_slices_sqrt_d_model,
+        },
+        forbidden=(
+            "course_utils.numpy_attention:multi_head_attention",
+            "course_utils.numpy_attention:split_heads",
+            "course_utils.numpy_attention:merge_heads",
+        ),
+        hints=(
+            "Head h only ever uses columns h·d_head:(h+1)·d_head of W_q, W_k and W_v, and rows h·d_head:(h+1)·d_head "
+            "of W_o. Loop over h, attend with those slices, and add up the heads' contributions.",
+            "cols = slice(h * d_head, (h + 1) * d_head); q = query @ W_q[:, cols] (and the same for k, v); "
+            "weights = softmax(q @ swapaxes(k, -1, -2) / sqrt(d_head)) over the last axis; output += "
+            "(weights @ v) @ W_o[cols]. Start from output = 0.",
+        ),
+        atol=1e-10,
+    ),
+    Exercise(
+        id="03.cross_attention_flops",
+        title="cross_attention_flops",
+        section="03 · Cost: projections versus the attention core",
+        function="cross_attention_flops",
+        make_cases=_flops_cases,
+        reference=_flops_reference,
+        misconceptions={
+            "flops_one_length": bugs.flops_one_length,
+            "flops_multiply_add_as_one": bugs.flops_multiply_add_as_one,
+            "flops_no_out_proj": bugs.flops_no_out_proj,
+        },
+        forbidden=("course_utils.efficient:attention_flops",),
+        hints=(
+            "Write down the shape of every matmul: W_q and W_o run on the q_len query positions, W_k and W_v on the "
+            "k_len key positions; the scores are (q_len, d_head) @ (d_head, k_len) per head.",
+            "(m, k) @ (k, n) costs 2·m·k·n FLOPs, times batch. Projections: 2·batch·d_model²·(q_len + k_len + k_len "
+            "+ q_len). Core: scores and weights @ values, each 2·batch·q_len·k_len·d_model once summed over heads.",
+        ),
+        output_names=("projections", "core"),
+        atol=0,
+        rtol=0,
+    ),
+    Exercise(
         id="04.torch_cross_attend",
         title="torch_cross_attend",
         section='02 · Two conventions: "may attend" and "ignore"',
@@ -551,5 +696,46 @@ PREDICTIONS = [
         answer=False,
         choices=(True, False),
         section="04 · Single head versus multi-head, with the same parameters",
+    ),
+    Exercise(
+        id="04.fuse_qkv",
+        title="fuse_qkv",
+        section="04 · One fused projection instead of three",
+        function="fuse_qkv",
+        make_cases=_fuse_cases,
+        reference=_fuse_reference,
+        misconceptions={
+            "fused_weight_transposed": bugs.fuse_qkv_weight_transposed,
+            "fused_no_bias": bugs.fuse_qkv_no_bias,
+        },
+        hints=(
+            "One nn.Linear(d_model, 3 * d_model) whose output, cut in three along the last axis, gives the queries, "
+            "the keys and the values. Its weight is (3 * d_model, d_model): which rows produce the queries?",
+            "Inside torch.no_grad(): fused.weight.copy_(torch.cat([mha.query_proj.weight, mha.key_proj.weight, "
+            "mha.value_proj.weight])) (each (d_model, d_model), already in nn.Linear's (out, in) layout, no "
+            "transpose), and the same with the three biases. Return fused.",
+        ),
+        output_names=("queries", "keys", "values"),
+        driver=_apply_fused,
+    ),
+    Exercise(
+        id="04.weights_for_analysis",
+        title="weights_for_analysis",
+        section="04 · Dropout on the attention weights: training only",
+        function="weights_for_analysis",
+        make_cases=_analysis_cases,
+        reference=_analysis_reference,
+        misconceptions={
+            "weights_in_training_mode": bugs.analysis_weights_in_training_mode,
+            "mode_not_restored": bugs.analysis_mode_not_restored,
+        },
+        hints=(
+            "Dropout acts only in training mode, and the module may be training. What must you switch before the "
+            "call, and what must you switch back after it?",
+            "was_training = mha.training; mha.eval(); with torch.no_grad(): weights = mha(x, x, x)[1]; then "
+            "mha.train(was_training) and return the weights.",
+        ),
+        output_names=("weights", "mode afterwards (mha.training)"),
+        driver=_weights_and_mode,
     ),
 ]
