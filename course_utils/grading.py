@@ -397,11 +397,13 @@ def grade_notebook(
 
 
 def _engine_fingerprint() -> str:
-    """SHA-256 of the exercise engine's sources (checks, misconceptions, exercises): a changed reference or
-    message invalidates the cache, since the same notebook may now get another verdict."""
+    """SHA-256 of the exercise engine's sources (checks and its _compare and _answer_runner, misconceptions,
+    exercises): a changed reference or message invalidates the cache, since the same notebook may now get
+    another verdict."""
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    files = [package / "checks.py", package / "misconceptions.py", *sorted((package / "exercises").rglob("*.py"))]
+    engine = ["checks.py", "_compare.py", "_answer_runner.py", "misconceptions.py"]
+    files = [*(package / name for name in engine), *sorted((package / "exercises").rglob("*.py"))]
     for path in files:
         if path.is_file():
             digest.update(path.name.encode() + b"\0" + path.read_bytes())

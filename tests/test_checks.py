@@ -290,17 +290,8 @@ def test_unknown_prediction_is_named():
 
 
 # ---------------------------------------------------------------------------------------------
-# the older interface and the assertion helpers
+# the comparer and the assertion helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def test_check_exercise_still_works_and_returns_none(capsys):
-    assert checks.check_exercise(lambda x: x + x, lambda x: x * 2, [(np.arange(3.0),)], name="double") is None
-    assert capsys.readouterr().out.strip() == "✅ double: all 1 cases passed."
-    with pytest.raises(AssertionError, match="case 1 of 1 is wrong"):
-        checks.check_exercise(lambda x: x * 3, lambda x: x * 2, [(np.arange(3.0),)], name="double", strict=True)
-    with pytest.raises(ValueError, match="cases"):
-        checks.check_exercise(lambda x: x, lambda x: x, [], name="double")
 
 
 def test_compare_messages():

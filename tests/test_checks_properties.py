@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from course_utils import checks
+from course_utils import _compare, checks
 
 
 class _Hostile:
@@ -129,7 +129,7 @@ def test_a_value_matches_itself(value):
     try:
         flat = [value] if not isinstance(value, tuple) else list(value)
         for v in flat:
-            arr = checks._to_numpy(v)
+            arr = _compare._to_numpy(v)
             if np.issubdtype(arr.dtype, np.number) and np.isnan(arr.astype(complex)).any():
                 has_nan = True
     except Exception:

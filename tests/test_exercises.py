@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_utils import checks, exercises, misconceptions
+from course_utils import _answer_runner, checks, exercises, misconceptions
 
 REPO = Path(__file__).resolve().parents[1]
 CHECK_CALL = re.compile(r'checks\.check\(\s*"(?P<id>\d\d\.\w+)",\s*(?P<fn>\w+)\s*(?P<rest>[,)])')
@@ -149,6 +149,9 @@ def test_registry_order_and_for_lesson():
         "01.softmax_along",
         "01.by_hand_new_query",
         "01.attention_with_temperature",
+        "01.self_attention",
+        "01.score_scale",
+        "01.is_permutation_equivariant",
     ]
     for e in exercises.EXERCISES.values():
         assert e.title and e.section and e.hints
@@ -297,7 +300,7 @@ def _outputs(exercise, fn):
     rows = []
     for i, args in enumerate(cases):
         try:
-            with checks._preserved_random_state(i), np.errstate(all="ignore"):
+            with _answer_runner._preserved_random_state(i), np.errstate(all="ignore"):
                 rows.append(("ok", checks._call(exercise, fn, args)))
         except Exception as exc:
             rows.append(("raised", checks._crash_signature(exc)))
