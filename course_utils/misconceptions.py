@@ -66,6 +66,37 @@ _ALL = [
         "01 · Why divide by √d_head",
     ),
     Misconception(
+        "projections_skipped",
+        "Q, K and V are X itself: the learned projections W_q, W_k, W_v are never applied",
+        "01 · Why learned, separate W_q, W_k, W_v",
+    ),
+    Misconception(
+        "projections_transposed",
+        "the projections are applied as X @ W.T: with W_q of shape (d_model, d_head), Q = X @ W_q "
+        "(nn.Linear stores the transpose, lesson 04)",
+        "01 · Why learned, separate W_q, W_k, W_v",
+    ),
+    Misconception(
+        "scale_ignores_variance",
+        "the divisor ignores the entries' variance: Var(q · k) = d_head * variance**2, not d_head",
+        "01 · Why divide by √d_head",
+    ),
+    Misconception(
+        "scale_uses_std",
+        "the divisor is sqrt(d_head * variance): each product q_i k_i has variance variance**2, not variance",
+        "01 · Why divide by √d_head",
+    ),
+    Misconception(
+        "equivariance_output_not_permuted",
+        "fn(X[perm]) is compared with fn(X): the outputs must be permuted too, fn(X[perm]) == fn(X)[perm]",
+        "01 · Attention ignores order",
+    ),
+    Misconception(
+        "equivariance_inverse_perm",
+        "the outputs are reordered with the inverse permutation: compare fn(X[perm]) with fn(X)[perm]",
+        "01 · Attention ignores order",
+    ),
+    Misconception(
         "temperature_multiplies",
         "the temperature multiplies the scores instead of dividing them (operator precedence: a / b * T)",
         "01 · Explore: d_head and temperature",
@@ -307,6 +338,47 @@ def temperature_multiplies(Q, K, V, temperature):
 
 def temperature_softmax_wrong_axis(Q, K, V, temperature):
     return _temperature(Q, K, V, math.sqrt(Q.shape[-1]) * temperature, axis=-2)
+
+
+# 01 · self_attention(X, W_q, W_k, W_v) -> (output, weights)
+def _self_attention(Q, K, V, divide_by):
+    weights = _softmax(Q @ np.swapaxes(K, -1, -2) / divide_by)  # (..., seq_len, seq_len)
+    return weights @ V, weights
+
+
+def self_attention_projections_skipped(X, W_q, W_k, W_v):
+    return _self_attention(X, X, X, math.sqrt(W_q.shape[-1]))
+
+
+def self_attention_projections_transposed(X, W_q, W_k, W_v):
+    # (..., seq_len, d_model) @ (d_head, d_model): crashes unless the weights are square
+    return _self_attention(X @ W_q.T, X @ W_k.T, X @ W_v.T, math.sqrt(W_q.shape[-1]))
+
+
+def self_attention_scaled_by_sqrt_d_model(X, W_q, W_k, W_v):
+    return _self_attention(X @ W_q, X @ W_k, X @ W_v, math.sqrt(X.shape[-1]))
+
+
+# 01 · score_scale(d_head, variance)
+def score_scale_ignores_variance(d_head, variance):
+    return math.sqrt(d_head)
+
+
+def score_scale_uses_std(d_head, variance):
+    return math.sqrt(d_head * variance)
+
+
+def score_scale_by_d_head(d_head, variance):
+    return d_head * variance
+
+
+# 01 · is_permutation_equivariant(fn, X, perm)
+def equivariance_output_not_permuted(fn, X, perm):
+    return bool(np.allclose(fn(X[perm]), fn(X)))
+
+
+def equivariance_inverse_perm(fn, X, perm):
+    return bool(np.allclose(fn(X[perm]), fn(X)[np.argsort(perm)]))
 
 
 # 02 · my_causal_mask(seq_len)

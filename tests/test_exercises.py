@@ -149,6 +149,9 @@ def test_registry_order_and_for_lesson():
         "01.softmax_along",
         "01.by_hand_new_query",
         "01.attention_with_temperature",
+        "01.self_attention",
+        "01.score_scale",
+        "01.is_permutation_equivariant",
     ]
     for e in exercises.EXERCISES.values():
         assert e.title and e.section and e.hints

@@ -69,6 +69,75 @@ def _temperature_reference(Q, K, V, temperature):
     return numpy_attention.scaled_dot_product_attention(Q / temperature, K, V)  # dividing Q by T divides the scores
 
 
+def _self_attention_cases():
+    rng = np.random.default_rng(4)
+    return [
+        # (X, W_q, W_k, W_v): d_model 3, d_head 2, d_value 3
+        (rng.standard_normal((4, 3)), *(rng.standard_normal((3, n)) for n in (2, 2, 3))),
+        # batch 2, seq_len 5, d_model = d_head = d_value = 4
+        (rng.standard_normal((2, 5, 4)), *(rng.standard_normal((4, 4)) / 2 for _ in range(3))),
+        # d_model 6, d_head 3, d_value 2
+        (rng.standard_normal((3, 6)), *(rng.standard_normal((6, n)) / 2 for n in (3, 3, 2))),
+    ]
+
+
+def _self_attention_reference(X, W_q, W_k, W_v):
+    from course_utils import numpy_attention
+
+    # (..., seq_len, d_model) @ (d_model, d_head) -> (..., seq_len, d_head); W_v gives d_value
+    return numpy_attention.scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)
+
+
+def _score_scale_cases():
+    return [(64, 1.0), (16, 4.0), (100, 0.25), (1, 9.0)]
+
+
+def _score_scale_reference(d_head, variance):
+    return float(np.sqrt(d_head) * variance)  # std of q·k: sqrt(d_head * variance**2)
+
+
+def _order_blind_attention(X):
+    """Self-attention of X (seq_len, d_model) with fixed projections: permutation equivariant."""
+    from course_utils import numpy_attention
+
+    d_model = X.shape[-1]
+    W_q, W_k, W_v = np.random.default_rng(5).standard_normal((3, d_model, d_model)) / np.sqrt(d_model)
+    return numpy_attention.scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)[0]
+
+
+def _running_sum(X):
+    """Each row is the sum of the rows up to it: depends on the order."""
+    return np.cumsum(X, axis=0)
+
+
+def _attention_with_positions(X):
+    """Self-attention after adding a different vector to each position: depends on the order."""
+    positions = 0.5 * np.arange(len(X))[:, None] * np.ones(X.shape[-1])  # (seq_len, d_model)
+    return _order_blind_attention(X + positions)
+
+
+def _centred(X):
+    """Each row minus the mean row: permutation equivariant."""
+    return X - X.mean(axis=0)
+
+
+def _equivariance_cases():
+    X = np.random.default_rng(6).standard_normal((5, 4))  # (seq_len, d_model)
+    cycle = np.array([1, 2, 0, 4, 3])  # not its own inverse
+    swap = np.array([1, 0, 2, 3, 4])  # its own inverse
+    return [
+        (_order_blind_attention, X, cycle),
+        (_running_sum, X, cycle),
+        (_attention_with_positions, X, cycle),
+        (_centred, X, cycle),
+        (_order_blind_attention, X, swap),
+    ]
+
+
+def _equivariance_reference(fn, X, perm):
+    return bool(np.allclose(fn(X[perm]), fn(X)[perm]))
+
+
 # 02 ------------------------------------------------------------------------------------------
 def _causal_cases():
     return [(1,), (4,), (7,)]
@@ -416,12 +485,68 @@ EXERCISES = [
             "softmax_wrong_axis": bugs.temperature_softmax_wrong_axis,
         },
         hints=(
-            "Start from the attention function built in the lesson and divide the scores by temperature before "
+            "Start from the attend function built in the lesson and divide the scores by temperature before "
             "the softmax, on top of the division by sqrt(d_head).",
             "For batch axes, transpose only the last two axes of K: np.swapaxes(K, -1, -2), not K.T (which reverses "
             "all axes). Write the division as / (np.sqrt(d_head) * temperature), with the parentheses.",
         ),
         output_names=("output", "weights"),
+    ),
+    Exercise(
+        id="01.self_attention",
+        title="self_attention",
+        section="01 · Why learned, separate W_q, W_k, W_v",
+        function="self_attention",
+        make_cases=_self_attention_cases,
+        reference=_self_attention_reference,
+        misconceptions={
+            "projections_skipped": bugs.self_attention_projections_skipped,
+            "projections_transposed": bugs.self_attention_projections_transposed,
+            "scaled_by_sqrt_d_model": bugs.self_attention_scaled_by_sqrt_d_model,
+        },
+        hints=(
+            "Three matrix products first: Q = X @ W_q, K = X @ W_k, V = X @ W_v, each (..., seq_len, d_model) @ "
+            "(d_model, ...). Then attention on Q, K, V, exactly as in the lesson.",
+            "The scale is the size of one query, d_head = W_q.shape[-1], not d_model = X.shape[-1]. For batch axes "
+            "transpose only the last two axes of K: np.swapaxes(K, -1, -2).",
+        ),
+        output_names=("output", "weights"),
+    ),
+    Exercise(
+        id="01.score_scale",
+        title="score_scale",
+        section="01 · Why divide by √d_head",
+        function="score_scale",
+        make_cases=_score_scale_cases,
+        reference=_score_scale_reference,
+        misconceptions={
+            "scale_ignores_variance": bugs.score_scale_ignores_variance,
+            "scale_uses_std": bugs.score_scale_uses_std,
+            "scaled_by_d_head": bugs.score_scale_by_d_head,
+        },
+        hints=(
+            "q · k is a sum of d_head products q_i k_i. Variances of independent terms add: find Var(q_i k_i) first.",
+            "For independent zero-mean q_i and k_i, Var(q_i k_i) = Var(q_i) Var(k_i) = variance ** 2, so "
+            "Var(q · k) = d_head * variance ** 2. Divide by its square root, the standard deviation.",
+        ),
+    ),
+    Exercise(
+        id="01.is_permutation_equivariant",
+        title="is_permutation_equivariant",
+        section="01 · Attention ignores order",
+        function="is_permutation_equivariant",
+        make_cases=_equivariance_cases,
+        reference=_equivariance_reference,
+        misconceptions={
+            "equivariance_output_not_permuted": bugs.equivariance_output_not_permuted,
+            "equivariance_inverse_perm": bugs.equivariance_inverse_perm,
+        },
+        hints=(
+            "Run fn twice: once on the tokens in the given order, once on X[perm]. What must the second output be, "
+            "if fn ignores order?",
+            "Equivariant means fn(X[perm]) is fn(X) with its rows reordered by the same perm: compare "
+            "fn(X[perm]) with fn(X)[perm]. Compare floats with np.allclose, not ==, and return a bool.",
+        ),
     ),
     Exercise(
         id="02.my_causal_mask",
@@ -674,6 +799,22 @@ PREDICTIONS = [
         answer="nan",
         choices=("weights", "nan", "inf", "zeros"),
         section="01 · From scores to weights: a stable softmax",
+    ),
+    Prediction(
+        id="01.score_variance_d64",
+        question="q and k have 64 independent entries of mean 0 and variance 1: what is Var(q · k)?",
+        kind="number",
+        answer=64,
+        rtol=0.1,
+        section="01 · Why divide by √d_head",
+    ),
+    Prediction(
+        id="01.tutorial_head3_column",
+        question="In the row 'cat [0.8, 0.1, 0.0, 0.0, 0.1, 0.0]' over 'The cat sat on the mat', which column "
+        "index (0 to 5) holds the 0.8?",
+        kind="number",
+        answer=0,
+        section="01 · Look at the weights",
     ),
     Prediction(
         id="02.causal_true_count",
