@@ -84,7 +84,8 @@ def _refuse_padding_as_2d_mask(mask_shape: tuple, batch: int, q_len: int, k_len:
         raise ValueError(
             f"mask of shape {mask_shape} looks like a (batch, k_len) key padding mask, but a 2-D mask is read as "
             f"(q_len={q_len}, k_len={k_len}), one row per query, the same for every sequence. Pass padding as "
-            "key_padding_mask=padding_mask (batch, k_len), True = real token"
+            "key_padding_mask=padding_mask (batch, k_len), True = real token (or as "
+            "mask=padding_mask[:, None, None, :], shape (batch, 1, 1, k_len))"
         )
 
 

@@ -134,6 +134,32 @@ _ALL = [
     Misconception(
         "key_padding_as_2d",
         "a (batch, k_len) key-padding mask passed as if it were a (q_len, k_len) mask",
+        "02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)",
+    ),
+    Misconception(
+        "window_off_by_one",
+        "the window is one key too wide: query i sees window keys, itself included (i - window < j <= i)",
+        "02 · Causal masks",
+    ),
+    Misconception(
+        "window_not_causal",
+        "the window looks both ways: a decoder's sliding window is still causal (j <= i)",
+        "02 · Causal masks",
+    ),
+    Misconception(
+        "leak_test_tolerance",
+        "the leak test uses a tolerance: a mask that leaks a little passes it; demand exact equality",
+        "02 · The no-leak experiment",
+    ),
+    Misconception(
+        "leak_test_changed_positions",
+        "the leak test also compares the positions whose own token changed: only the positions before the "
+        "change must stay identical",
+        "02 · The no-leak experiment",
+    ),
+    Misconception(
+        "causal_in_cross_attention",
+        "a causal mask in cross-attention: every query may read every real encoder position; only padding is hidden",
         "02 · Shapes: lining masks up with multi-head scores",
     ),
     Misconception(
@@ -444,6 +470,80 @@ def masked_softmax_inverted(scores, mask):
 
     weights = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
     return torch.nan_to_num(weights, nan=0.0)
+
+
+# 02 · sliding_window_mask(seq_len, window) -> (q_len, k_len)
+def window_mask_off_by_one(seq_len, window):
+    import torch
+
+    i = torch.arange(seq_len)[:, None]  # (q_len, 1)
+    j = torch.arange(seq_len)[None, :]  # (1, k_len)
+    return (j <= i) & (j >= i - window)
+
+
+def window_mask_not_causal(seq_len, window):
+    import torch
+
+    i = torch.arange(seq_len)[:, None]  # (q_len, 1)
+    j = torch.arange(seq_len)[None, :]  # (1, k_len)
+    return (i - j).abs() < window
+
+
+# 02 · leaks(attend, seq_len) -> bool
+def _leak_outputs(attend, seq_len, t):
+    """Outputs for a random sequence and the same sequence with tokens t+1.. replaced."""
+    import torch
+
+    gen = torch.Generator().manual_seed(t)
+    x = torch.randn(1, seq_len, 8, generator=gen, dtype=torch.float64)  # (batch, seq_len, d_model)
+    changed = x.clone()
+    changed[:, t + 1 :] = torch.randn(1, seq_len - t - 1, 8, generator=gen, dtype=torch.float64)
+    return attend(x), attend(changed)
+
+
+def leaks_with_tolerance(attend, seq_len):
+    import torch
+
+    for t in range(seq_len - 1):
+        a, b = _leak_outputs(attend, seq_len, t)
+        if not torch.allclose(a[:, : t + 1], b[:, : t + 1]):
+            return True
+    return False
+
+
+def leaks_compares_changed_positions(attend, seq_len):
+    import torch
+
+    for t in range(seq_len - 1):
+        a, b = _leak_outputs(attend, seq_len, t)
+        if not torch.equal(a, b):  # the changed positions move too
+            return True
+    return False
+
+
+# 02 · cross_attend_padded(mha, decoder_states, encoder_states, encoder_lengths) -> output
+def _padded(encoder_states, encoder_lengths):
+    import torch
+
+    return torch.arange(encoder_states.shape[1])[None, :] < encoder_lengths[:, None]  # (batch, k_len)
+
+
+def cross_padded_as_2d(mha, decoder_states, encoder_states, encoder_lengths):
+    padding = _padded(encoder_states, encoder_lengths)
+    return mha(decoder_states, encoder_states, encoder_states, mask=padding)[0]  # read as (q_len, k_len)
+
+
+def cross_padded_inverted(mha, decoder_states, encoder_states, encoder_lengths):
+    padding = _padded(encoder_states, encoder_lengths)
+    return mha(decoder_states, encoder_states, encoder_states, key_padding_mask=~padding)[0]
+
+
+def cross_padded_causal(mha, decoder_states, encoder_states, encoder_lengths):
+    from course_utils import masks
+
+    padding = _padded(encoder_states, encoder_lengths)
+    causal = masks.make_causal_mask(decoder_states.shape[1], encoder_states.shape[1])  # (q_len, k_len)
+    return mha(decoder_states, encoder_states, encoder_states, mask=causal, key_padding_mask=padding)[0]
 
 
 # 03 · my_split_heads(x, num_heads)

@@ -197,6 +197,97 @@ def _masked_softmax_reference(scores, mask):
     return torch.where(mask.any(dim=-1, keepdim=True), weights, torch.zeros_like(weights))  # empty rows: zeros
 
 
+def _window_cases():
+    return [(5, 2), (6, 3), (4, 1), (3, 5)]  # window 1: only itself; window >= seq_len: plain causal
+
+
+def _window_reference(seq_len, window):
+    import torch
+
+    i = torch.arange(seq_len)[:, None]  # (q_len, 1)
+    j = torch.arange(seq_len)[None, :]  # (1, k_len)
+    return (j <= i) & (j > i - window)  # (q_len, k_len): itself and the window - 1 keys before it
+
+
+def _leak_layers():
+    """Attention layers (batch, seq_len, 8) -> (batch, seq_len, 8): some causal, some leaking the future."""
+    import torch
+
+    from course_utils import attention, masks
+
+    with torch_seeded(5):
+        mha = attention.MultiHeadAttention(d_model=8, num_heads=2).double().eval()
+
+    def causal(x):
+        return mha(x, x, x, mask=masks.make_causal_mask(x.shape[1]))[0].detach()
+
+    def sees_next_token(x):  # tril(diagonal=1): query i also reads key i + 1
+        return mha(x, x, x, mask=torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril(1))[0].detach()
+
+    def unmasked(x):
+        return mha(x, x, x)[0].detach()
+
+    def leaks_a_little(x):  # the future's scores lowered by 30 instead of removed: weights of about 1e-13
+        h = x @ mha.query_proj.weight.T  # (batch, seq_len, 8): one head, enough to show the leak
+        scores = h @ h.transpose(-2, -1)  # (batch, seq_len, seq_len)
+        future = ~masks.make_causal_mask(x.shape[1])
+        return torch.softmax(scores - 30.0 * future, dim=-1) @ x  # (batch, seq_len, seq_len) @ (batch, seq_len, 8)
+
+    def misses_itself(x):  # tril(diagonal=-1): over-masked (query 0 sees nothing), but no leak
+        return mha(x, x, x, mask=torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril(-1))[0].detach()
+
+    return causal, sees_next_token, unmasked, leaks_a_little, misses_itself
+
+
+def _leaks_cases():
+    causal, sees_next_token, unmasked, leaks_a_little, misses_itself = _leak_layers()
+    return [(causal, 6), (sees_next_token, 5), (unmasked, 4), (leaks_a_little, 6), (misses_itself, 5)]
+
+
+def _leaks_reference(attend, seq_len):
+    import torch
+
+    gen = torch.Generator().manual_seed(0)
+    for t in range(seq_len - 1):  # change every token after t; positions 0..t must not move at all
+        x = torch.randn(1, seq_len, 8, generator=gen, dtype=torch.float64)  # (batch, seq_len, d_model)
+        changed = x.clone()
+        changed[:, t + 1 :] = torch.randn(1, seq_len - t - 1, 8, generator=gen, dtype=torch.float64)
+        if not torch.equal(attend(x)[:, : t + 1], attend(changed)[:, : t + 1]):
+            return True
+    return False
+
+
+def _cross_padded_cases():
+    import torch
+
+    from course_utils import attention
+
+    with torch_seeded(6):
+        mha = attention.MultiHeadAttention(d_model=8, num_heads=2).double().eval()
+        # batch == q_len in every case: the shapes alone cannot tell (batch, k_len) from (q_len, k_len)
+        return [
+            (
+                mha,
+                torch.randn(2, 2, 8, dtype=torch.float64),
+                torch.randn(2, 5, 8, dtype=torch.float64),
+                torch.tensor([5, 2]),
+            ),
+            (
+                mha,
+                torch.randn(3, 3, 8, dtype=torch.float64),
+                torch.randn(3, 4, 8, dtype=torch.float64),
+                torch.tensor([1, 4, 3]),
+            ),
+        ]
+
+
+def _cross_padded_reference(mha, decoder_states, encoder_states, encoder_lengths):
+    from course_utils import masks
+
+    padding = masks.make_padding_mask(encoder_lengths, encoder_states.shape[1])  # (batch, k_len)
+    return mha(decoder_states, encoder_states, encoder_states, key_padding_mask=padding)[0]
+
+
 # 03 ------------------------------------------------------------------------------------------
 def _split_cases():
     rng = np.random.default_rng(1)
@@ -621,6 +712,63 @@ EXERCISES = [
         ),
     ),
     Exercise(
+        id="02.sliding_window_mask",
+        title="sliding_window_mask",
+        section="02 · Causal masks",
+        function="sliding_window_mask",
+        make_cases=_window_cases,
+        reference=_window_reference,
+        misconceptions={
+            "window_off_by_one": bugs.window_mask_off_by_one,
+            "window_not_causal": bugs.window_mask_not_causal,
+        },
+        hints=(
+            "Two conditions on query i and key j, combined with &: not in the future (j <= i) and not too far back "
+            "(at most window keys per query, itself included). Check the count on a small case by hand.",
+            "With i = torch.arange(seq_len)[:, None] (q_len, 1) and j = torch.arange(seq_len)[None, :] (1, k_len), "
+            "(j <= i) & (j > i - window) broadcasts to (q_len, k_len). Row i then has min(i + 1, window) True entries.",
+        ),
+    ),
+    Exercise(
+        id="02.leaks",
+        title="leaks",
+        section="02 · The no-leak experiment",
+        function="leaks",
+        make_cases=_leaks_cases,
+        reference=_leaks_reference,
+        misconceptions={
+            "leak_test_tolerance": bugs.leaks_with_tolerance,
+            "leak_test_changed_positions": bugs.leaks_compares_changed_positions,
+        },
+        hints=(
+            "Run attend on a random (1, seq_len, 8) float64 sequence, change the tokens after some position t, and "
+            "run it again. Which outputs are allowed to move, and which must stay exactly the same? Try every t.",
+            "For t in range(seq_len - 1): changed = x.clone(); changed[:, t + 1:] = new random values; the layer "
+            "leaks if not torch.equal(attend(x)[:, :t + 1], attend(changed)[:, :t + 1]). torch.allclose would let a "
+            "small leak through.",
+        ),
+    ),
+    Exercise(
+        id="02.cross_attend_padded",
+        title="cross_attend_padded",
+        section="02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)",
+        function="cross_attend_padded",
+        make_cases=_cross_padded_cases,
+        reference=_cross_padded_reference,
+        misconceptions={
+            "key_padding_as_2d": bugs.cross_padded_as_2d,
+            "mask_inverted": bugs.cross_padded_inverted,
+            "causal_in_cross_attention": bugs.cross_padded_causal,
+        },
+        hints=(
+            "Queries come from the decoder, keys and values from the encoder. Which encoder positions may a decoder "
+            "position read? Only the padding is hidden, and padding has its own argument.",
+            "padding = masks.make_padding_mask(encoder_lengths, encoder_states.shape[1]) is (batch, k_len), True = "
+            "real token; return mha(decoder_states, encoder_states, encoder_states, key_padding_mask=padding)[0]. "
+            "Passing it as mask= would be read as (q_len, k_len), silently here since batch == q_len.",
+        ),
+    ),
+    Exercise(
         id="03.my_split_heads",
         title="my_split_heads",
         section="03 · Step 2 · split into heads",
@@ -822,6 +970,15 @@ PREDICTIONS = [
         kind="number",
         answer=15,
         section="02 · Causal masks",
+    ),
+    Prediction(
+        id="02.padding_as_2d",
+        question="batch = q_len = 3: a (batch, k_len) padding mask passed as the 2-D mask gives an error, a silently "
+        "wrong output, or the right output?",
+        kind="choice",
+        answer="silently wrong",
+        choices=("error", "silently wrong", "right"),
+        section="02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)",
     ),
     Prediction(
         id="03.parameters_d512",
