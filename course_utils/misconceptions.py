@@ -158,6 +158,12 @@ _ALL = [
         "02 · The no-leak experiment",
     ),
     Misconception(
+        "causal_not_flipped",
+        "only the padding flipped: nn.MultiheadAttention's boolean attn_mask means 'not allowed' too, so flip "
+        "the causal mask as well",
+        '02 · Two conventions: "may attend" and "ignore"',
+    ),
+    Misconception(
         "causal_in_cross_attention",
         "a causal mask in cross-attention: every query may read every real encoder position; only padding is hidden",
         "02 · Shapes: lining masks up with multi-head scores",
@@ -544,6 +550,26 @@ def cross_padded_causal(mha, decoder_states, encoder_states, encoder_lengths):
     padding = _padded(encoder_states, encoder_lengths)
     causal = masks.make_causal_mask(decoder_states.shape[1], encoder_states.shape[1])  # (q_len, k_len)
     return mha(decoder_states, encoder_states, encoder_states, mask=causal, key_padding_mask=padding)[0]
+
+
+# 02 · nn_decoder_self_attend(torch_mha, x, lengths) -> output
+def _our_decoder_masks(x, lengths):
+    import torch
+
+    seq_len = x.shape[1]
+    padding = torch.arange(seq_len)[None, :] < lengths[:, None]  # (batch, k_len), True = real token
+    causal = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()  # (q_len, k_len), True = may attend
+    return padding, causal
+
+
+def nn_decoder_masks_not_flipped(torch_mha, x, lengths):
+    padding, causal = _our_decoder_masks(x, lengths)
+    return torch_mha(x, x, x, key_padding_mask=padding, attn_mask=causal)[0]
+
+
+def nn_decoder_causal_not_flipped(torch_mha, x, lengths):
+    padding, causal = _our_decoder_masks(x, lengths)
+    return torch_mha(x, x, x, key_padding_mask=~padding, attn_mask=causal)[0]
 
 
 # 03 · my_split_heads(x, num_heads)

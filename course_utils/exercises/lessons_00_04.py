@@ -288,6 +288,27 @@ def _cross_padded_reference(mha, decoder_states, encoder_states, encoder_lengths
     return mha(decoder_states, encoder_states, encoder_states, key_padding_mask=padding)[0]
 
 
+def _nn_decoder_cases():
+    import torch
+    from torch import nn
+
+    with torch_seeded(7):
+        torch_mha = nn.MultiheadAttention(8, 2, batch_first=True, dtype=torch.float64).eval()
+        return [
+            (torch_mha, torch.randn(2, 5, 8, dtype=torch.float64), torch.tensor([5, 3])),
+            (torch_mha, torch.randn(3, 4, 8, dtype=torch.float64), torch.tensor([1, 4, 2])),
+        ]
+
+
+def _nn_decoder_reference(torch_mha, x, lengths):
+    from course_utils import masks
+
+    padding = masks.make_padding_mask(lengths, x.shape[1])  # (batch, k_len), True = real token
+    causal = masks.make_causal_mask(x.shape[1])  # (q_len, k_len), True = may attend
+    # nn.MultiheadAttention: True = ignore this key / not allowed
+    return torch_mha(x, x, x, key_padding_mask=~padding, attn_mask=~causal)[0]
+
+
 # 03 ------------------------------------------------------------------------------------------
 def _split_cases():
     rng = np.random.default_rng(1)
@@ -766,6 +787,25 @@ EXERCISES = [
             "padding = masks.make_padding_mask(encoder_lengths, encoder_states.shape[1]) is (batch, k_len), True = "
             "real token; return mha(decoder_states, encoder_states, encoder_states, key_padding_mask=padding)[0]. "
             "Passing it as mask= would be read as (q_len, k_len), silently here since batch == q_len.",
+        ),
+    ),
+    Exercise(
+        id="02.nn_decoder_self_attend",
+        title="nn_decoder_self_attend",
+        section='02 · Two conventions: "may attend" and "ignore"',
+        function="nn_decoder_self_attend",
+        make_cases=_nn_decoder_cases,
+        reference=_nn_decoder_reference,
+        misconceptions={
+            "mask_inverted": bugs.nn_decoder_masks_not_flipped,
+            "causal_not_flipped": bugs.nn_decoder_causal_not_flipped,
+        },
+        hints=(
+            "Build the two masks in our convention first (padding from lengths, causal from tril), then ask what "
+            "True means for each argument of nn.MultiheadAttention.",
+            "Both nn.MultiheadAttention arguments mean the opposite of ours: key_padding_mask=~padding (True = "
+            "ignore this key) and attn_mask=~causal (True = not allowed). Return torch_mha(x, x, x, "
+            "key_padding_mask=..., attn_mask=...)[0].",
         ),
     ),
     Exercise(
