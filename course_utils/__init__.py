@@ -25,4 +25,9 @@ __all__ = [
     "seq2seq",
     "training",
     "seq2seq_plots",
+    "exercises",
+    "misconceptions",
+    "explorer",
+    "grading",
+    "grade_report",
 ]
