@@ -64,10 +64,11 @@ def _box(ax, x, y, title, detail="", role="tensor", width=1.9, height=0.9):
             linewidth=1.2,
         )
     )
-    dy = 0.16 if detail else 0.0
+    two_lines = "\n" in detail
+    dy = (0.28 if two_lines else 0.16) if detail else 0.0
     ax.text(x, y + dy, title, ha="center", va="center", fontsize=10, fontweight="bold", gid=_TITLE_GID)
     if detail:
-        ax.text(x, y - 0.2, detail, ha="center", va="center", fontsize=8, linespacing=1.1)
+        ax.text(x, y - (0.12 if two_lines else 0.2), detail, ha="center", va="center", fontsize=8, linespacing=1.1)
 
 
 def _arrow(ax, start, end, text=""):
@@ -141,8 +142,10 @@ def draw_qkv_flow(ax=None) -> Axes:
     _arrow(ax, (9.15, 0.75), (9.7, 0.75))
     _arrow(ax, (10.5, 0.3), (10.5, -0.3))
     _arrow(ax, (11.55, -0.75), (12.1, -0.75))
-    _arrow(ax, (6.4, rows["v"]), (12.1, -1.1))
-    ax.text(8.8, -1.45, "V", fontsize=8, style="italic")
+    # V goes around the weights: along its own row, then up into the output box
+    ax.plot([6.4, 13.4], [rows["v"], rows["v"]], color="#333333", linewidth=1.2)
+    _arrow(ax, (13.4, rows["v"]), (13.4, -1.3))
+    ax.text(9.8, rows["v"] + 0.05, "V", fontsize=8, style="italic", va="bottom")
     ax.set_xlim(-1.4, 14.8)
     ax.set_ylim(-2.2, 2.2)
     ax.set_title("One attention: self-attention reads Q, K and V from the same X", fontsize=11)
