@@ -89,6 +89,7 @@ format: env
 bench: env
 	$(BIN)/python benchmarks/attention.py
 	$(BIN)/python benchmarks/reversal.py
+	$(BIN)/python benchmarks/retrieval.py
 
 data: env
 	$(BIN)/python -m course_utils.data --write data
