@@ -274,6 +274,16 @@ _ALL = [
         "04 · Dropout on the attention weights: training only",
     ),
     Misconception(
+        "qk_linear_layout",
+        "nn.Linear's weight is (out, in): the matrix x is multiplied by is query_proj.weight.T, not query_proj.weight",
+        "04 · From a matrix to `nn.Linear`",
+    ),
+    Misconception(
+        "qk_transposed",
+        "queries and keys swapped: rows of W_q W_k^T belong to query features, columns to key features",
+        "04 · Train it: retrieval by similarity",
+    ),
+    Misconception(
         "positions_concatenated",
         "sines in the first half and cosines in the second: they interleave (even and odd columns)",
         "08 · Positions: sinusoidal encodings",
@@ -744,6 +754,15 @@ def analysis_weights_in_training_mode(mha, x):
 def analysis_mode_not_restored(mha, x):
     mha.eval()
     return mha(x, x, x)[1]
+
+
+# 04 · qk_matrix(mha) -> (d_model, d_model)
+def qk_linear_layout(mha):
+    return mha.query_proj.weight @ mha.key_proj.weight.T  # W_q^T W_k: the (out, in) layout taken as x @ W
+
+
+def qk_transposed(mha):
+    return mha.key_proj.weight.T @ mha.query_proj.weight  # W_k W_q^T: rows are key features
 
 
 # 05 · row_entropy(row) -> float

@@ -520,6 +520,25 @@ def _analysis_reference(mha, x):
     return weights, mha.training
 
 
+def _qk_cases():
+    from course_utils import attention
+
+    with torch_seeded(6):
+        return [
+            (attention.MultiHeadAttention(16, 1),),
+            (attention.MultiHeadAttention(8, 2),),
+            (attention.MultiHeadAttention(6, 3, bias=False),),
+        ]
+
+
+def _qk_reference(mha):
+    import torch
+
+    with torch.no_grad():
+        # W_q = query_proj.weight.T, W_k = key_proj.weight.T: (d_model, d_model) @ (d_model, d_model)
+        return mha.query_proj.weight.T @ mha.key_proj.weight
+
+
 _COUNT_FORBIDDEN = (
     "course_utils.attention:MultiHeadAttention.__init__",
     "torch.nn:MultiheadAttention.__init__",
@@ -1075,5 +1094,20 @@ PREDICTIONS = [
         ),
         output_names=("weights", "mode afterwards (mha.training)"),
         driver=_weights_and_mode,
+    ),
+    Exercise(
+        id="04.qk_matrix",
+        title="qk_matrix",
+        section="04 · Train it: retrieval by similarity",
+        function="qk_matrix",
+        make_cases=_qk_cases,
+        reference=_qk_reference,
+        misconceptions={"qk_linear_layout": bugs.qk_linear_layout, "qk_transposed": bugs.qk_transposed},
+        hints=(
+            "In NumPy notation the scores are x @ W_q @ W_k^T @ y^T. Write W_q and W_k in terms of the layers' "
+            "weights first: nn.Linear computes x @ weight.T.",
+            "W_q is mha.query_proj.weight.T and W_k is mha.key_proj.weight.T, so W_q W_k^T = "
+            "mha.query_proj.weight.T @ mha.key_proj.weight. Splitting into heads only cuts this sum into pieces.",
+        ),
     ),
 ]
