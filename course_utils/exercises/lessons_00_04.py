@@ -988,6 +988,62 @@ EXERCISES = [
             "first.",
         ),
     ),
+    Exercise(
+        id="04.fuse_qkv",
+        title="fuse_qkv",
+        section="04 · One fused projection instead of three",
+        function="fuse_qkv",
+        make_cases=_fuse_cases,
+        reference=_fuse_reference,
+        misconceptions={
+            "fused_weight_transposed": bugs.fuse_qkv_weight_transposed,
+            "fused_no_bias": bugs.fuse_qkv_no_bias,
+        },
+        hints=(
+            "One nn.Linear(d_model, 3 * d_model) whose output, cut in three along the last axis, gives the queries, "
+            "the keys and the values. Its weight is (3 * d_model, d_model): which rows produce the queries?",
+            "Inside torch.no_grad(): fused.weight.copy_(torch.cat([mha.query_proj.weight, mha.key_proj.weight, "
+            "mha.value_proj.weight])) (each (d_model, d_model), already in nn.Linear's (out, in) layout, no "
+            "transpose), and the same with the three biases. Return fused.",
+        ),
+        output_names=("queries", "keys", "values"),
+        driver=_apply_fused,
+    ),
+    Exercise(
+        id="04.weights_for_analysis",
+        title="weights_for_analysis",
+        section="04 · Dropout on the attention weights: training only",
+        function="weights_for_analysis",
+        make_cases=_analysis_cases,
+        reference=_analysis_reference,
+        misconceptions={
+            "weights_in_training_mode": bugs.analysis_weights_in_training_mode,
+            "mode_not_restored": bugs.analysis_mode_not_restored,
+        },
+        hints=(
+            "Dropout acts only in training mode, and the module may be training. What must you switch before the "
+            "call, and what must you switch back after it?",
+            "was_training = mha.training; mha.eval(); with torch.no_grad(): weights = mha(x, x, x)[1]; then "
+            "mha.train(was_training) and return the weights.",
+        ),
+        output_names=("weights", "mode afterwards (mha.training)"),
+        driver=_weights_and_mode,
+    ),
+    Exercise(
+        id="04.qk_matrix",
+        title="qk_matrix",
+        section="04 · Train it: retrieval by similarity",
+        function="qk_matrix",
+        make_cases=_qk_cases,
+        reference=_qk_reference,
+        misconceptions={"qk_linear_layout": bugs.qk_linear_layout, "qk_transposed": bugs.qk_transposed},
+        hints=(
+            "In NumPy notation the scores are x @ W_q @ W_k^T @ y^T. Write W_q and W_k in terms of the layers' "
+            "weights first: nn.Linear computes x @ weight.T.",
+            "W_q is mha.query_proj.weight.T and W_k is mha.key_proj.weight.T, so W_q W_k^T = "
+            "mha.query_proj.weight.T @ mha.key_proj.weight. Splitting into heads only cuts this sum into pieces.",
+        ),
+    ),
 ]
 
 
@@ -1053,61 +1109,5 @@ PREDICTIONS = [
         answer=False,
         choices=(True, False),
         section="04 · Single head versus multi-head, with the same parameters",
-    ),
-    Exercise(
-        id="04.fuse_qkv",
-        title="fuse_qkv",
-        section="04 · One fused projection instead of three",
-        function="fuse_qkv",
-        make_cases=_fuse_cases,
-        reference=_fuse_reference,
-        misconceptions={
-            "fused_weight_transposed": bugs.fuse_qkv_weight_transposed,
-            "fused_no_bias": bugs.fuse_qkv_no_bias,
-        },
-        hints=(
-            "One nn.Linear(d_model, 3 * d_model) whose output, cut in three along the last axis, gives the queries, "
-            "the keys and the values. Its weight is (3 * d_model, d_model): which rows produce the queries?",
-            "Inside torch.no_grad(): fused.weight.copy_(torch.cat([mha.query_proj.weight, mha.key_proj.weight, "
-            "mha.value_proj.weight])) (each (d_model, d_model), already in nn.Linear's (out, in) layout, no "
-            "transpose), and the same with the three biases. Return fused.",
-        ),
-        output_names=("queries", "keys", "values"),
-        driver=_apply_fused,
-    ),
-    Exercise(
-        id="04.weights_for_analysis",
-        title="weights_for_analysis",
-        section="04 · Dropout on the attention weights: training only",
-        function="weights_for_analysis",
-        make_cases=_analysis_cases,
-        reference=_analysis_reference,
-        misconceptions={
-            "weights_in_training_mode": bugs.analysis_weights_in_training_mode,
-            "mode_not_restored": bugs.analysis_mode_not_restored,
-        },
-        hints=(
-            "Dropout acts only in training mode, and the module may be training. What must you switch before the "
-            "call, and what must you switch back after it?",
-            "was_training = mha.training; mha.eval(); with torch.no_grad(): weights = mha(x, x, x)[1]; then "
-            "mha.train(was_training) and return the weights.",
-        ),
-        output_names=("weights", "mode afterwards (mha.training)"),
-        driver=_weights_and_mode,
-    ),
-    Exercise(
-        id="04.qk_matrix",
-        title="qk_matrix",
-        section="04 · Train it: retrieval by similarity",
-        function="qk_matrix",
-        make_cases=_qk_cases,
-        reference=_qk_reference,
-        misconceptions={"qk_linear_layout": bugs.qk_linear_layout, "qk_transposed": bugs.qk_transposed},
-        hints=(
-            "In NumPy notation the scores are x @ W_q @ W_k^T @ y^T. Write W_q and W_k in terms of the layers' "
-            "weights first: nn.Linear computes x @ weight.T.",
-            "W_q is mha.query_proj.weight.T and W_k is mha.key_proj.weight.T, so W_q W_k^T = "
-            "mha.query_proj.weight.T @ mha.key_proj.weight. Splitting into heads only cuts this sum into pieces.",
-        ),
     ),
 ]
