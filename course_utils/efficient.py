@@ -6,11 +6,19 @@ library's ``tracemalloc`` for memory), like :mod:`course_utils.numpy_attention`.
 - :func:`naive_attention` materializes the ``(q_len, k_len)`` attention scores and weights.
 - :func:`online_softmax` computes a softmax in one streaming pass over blocks of the row, keeping
   only a running maximum ``m`` and a running sum ``l`` (Milakov & Gimelshein, 2018).
-- :func:`tiled_attention` is a FlashAttention-style forward pass (Dao et al., 2022): it walks over
-  query blocks and key blocks, keeps ``m``, ``l`` and a rescaled output accumulator per query, and
-  never holds more than one ``(q_block, k_block)`` tile of scores. Same result as the naive
-  version (to ~1e-12 in float64), memory ``O(q_len * d_value + q_block * k_block)`` instead of
-  ``O(q_len * k_len)``.
+- :func:`tiled_attention` is a FlashAttention-style forward pass in the loop order of
+  FlashAttention-2 (Dao, 2023): query blocks outside, key blocks inside, ``m``, ``l`` and an
+  unnormalized output accumulator per query, divided by ``l`` once at the end. (FlashAttention-1,
+  Dao et al. 2022, Algorithm 1, loops over key/value blocks outside and query blocks inside, and
+  reads and writes ``O``, ``l``, ``m`` in slow memory on every inner step.) It never holds more than
+  one ``(q_block, k_block)`` tile of scores. Same result as the naive version (to ~1e-12 in
+  float64), memory ``O(q_len * d_value + q_block * k_block)`` instead of ``O(q_len * k_len)``.
+- :func:`hbm_bytes_naive`, :func:`hbm_bytes_tiled` and :func:`tile_rows` are the IO model of the
+  FlashAttention paper: bytes moved between slow memory (a GPU's HBM) and fast memory (its
+  on-chip SRAM, ``sram_bytes``): ``Θ(n·d + n²)`` for the standard pass, ``Θ(n²·d²/M)`` for the tiled one.
+- :func:`kv_cache_step`, :func:`decode_without_cache` and :func:`decode_flops`: one decoding step
+  of causal self-attention that reuses the keys and values of earlier tokens, the same without
+  the cache, and their FLOPs per token.
 - :func:`measure_peak_memory` reports the peak bytes NumPy allocated while a call ran.
 - :func:`attention_flops` and :func:`crossover_length` count the multiply-adds of a multi-head
   self-attention layer: projections ``O(seq_len * d_model**2)``, core ``O(seq_len**2 * d_model)``.
@@ -39,6 +47,14 @@ __all__ = [
     "attention_flops",
     "crossover_length",
     "mha_param_count",
+    "tile_rows",
+    "hbm_bytes_naive",
+    "hbm_bytes_tiled",
+    "kv_cache_step",
+    "decode_with_cache",
+    "decode_without_cache",
+    "decode_flops",
+    "count_matmul_flops",
 ]
 
 
@@ -174,7 +190,8 @@ def online_softmax(x, block_size: int = 4) -> np.ndarray:
 def tiled_attention(q, k, v, mask=None, causal: bool = False, q_block: int = 64, k_block: int = 64) -> np.ndarray:
     """FlashAttention-style forward pass: tiles of queries and keys, never the full score matrix.
 
-    For each block of queries it keeps, per query, the running maximum ``m``, the running sum
+    The loop order is FlashAttention-2's (Dao 2023): query blocks outside, key blocks inside, one
+    division by ``l`` at the end. For each block of queries it keeps, per query, the running maximum ``m``, the running sum
     ``l`` and an output accumulator ``acc`` ``(q_block, d_value)``; for each block of keys::
 
         s     = q_blk @ k_blk^T / sqrt(d_head)           # (..., q_block, k_block) tile of scores
@@ -345,3 +362,240 @@ def mha_param_count(d_model: int, num_heads: int = 1, bias: bool = True) -> int:
     check_heads(d_model, num_heads)
     d_model, bias = int(d_model), validate.boolean("bias", bias)
     return 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+def tile_rows(d_head: int, sram_bytes: int, bytes_per_value: int = 4) -> int:
+    """Rows per tile that fit in fast memory: ``sram_bytes // (4 * d_head * bytes_per_value)``.
+
+    FlashAttention (Dao et al. 2022, Algorithm 1) sizes its blocks from the SRAM size ``M`` (in
+    values) as ``M / (4 * d_head)``: a query tile, a key tile, a value tile and an output tile of
+    ``rows x d_head`` values each fit at once.
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+
+    Examples
+    --------
+    >>> tile_rows(d_head=64, sram_bytes=100_000, bytes_per_value=2)
+    195
+    """
+    d_head = validate.positive_int("d_head", d_head)
+    sram_bytes = validate.positive_int("sram_bytes", sram_bytes)
+    bytes_per_value = validate.positive_int("bytes_per_value", bytes_per_value)
+    rows = sram_bytes // (4 * d_head * bytes_per_value)
+    if rows < 1:
+        raise ValueError(
+            f"sram_bytes must hold four tiles of one row of d_head = {d_head} values "
+            f"({4 * d_head * bytes_per_value} bytes) but is {sram_bytes}"
+        )
+    return rows
+
+
+def hbm_bytes_naive(seq_len: int, d_head: int, bytes_per_value: int = 4) -> int:
+    """Bytes the standard attention pass moves between slow memory (HBM) and the chip, one head.
+
+    The FlashAttention paper's Algorithm 0: read ``Q, K`` (``2·n·d``), write the scores ``S``
+    (``n²``), read ``S`` and write ``P = softmax(S)`` (``2·n²``), read ``P`` and ``V``
+    (``n² + n·d``), write ``O`` (``n·d``): ``(4·n·d + 4·n²)`` values, ``Θ(n·d + n²)``.
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+
+    Examples
+    --------
+    >>> hbm_bytes_naive(seq_len=2, d_head=3, bytes_per_value=1)
+    40
+    """
+    n = validate.positive_int("seq_len", seq_len)
+    d = validate.positive_int("d_head", d_head)
+    bytes_per_value = validate.positive_int("bytes_per_value", bytes_per_value)
+    return bytes_per_value * (4 * n * d + 4 * n * n)
+
+
+def hbm_bytes_tiled(seq_len: int, d_head: int, sram_bytes: int, bytes_per_value: int = 4) -> int:
+    """Bytes a tiled pass (the loop order of :func:`tiled_attention`) moves between HBM and SRAM, one head.
+
+    Tiles of ``B = tile_rows(d_head, sram_bytes, bytes_per_value)`` rows. Each of the
+    ``ceil(n / B)`` query tiles is read once and its output written once (``2·n·d`` in all); for
+    each query tile every key and value tile is read (``2·n·d`` per query tile). The scores never
+    leave the chip. Total ``2·n·d·(1 + ceil(n / B))`` values, which is ``Θ(n²·d²/M)`` for an SRAM of
+    ``M`` values (``B ≈ M / 4d``), the paper's Theorem 2. The per-row statistics a backward pass
+    keeps (``n`` values) are left out.
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+
+    Examples
+    --------
+    >>> hbm_bytes_tiled(seq_len=8, d_head=2, sram_bytes=32, bytes_per_value=1)  # tiles of 4 rows
+    96
+    """
+    n = validate.positive_int("seq_len", seq_len)
+    d = validate.positive_int("d_head", d_head)
+    rows = tile_rows(d, sram_bytes, bytes_per_value)
+    return bytes_per_value * 2 * n * d * (1 + math.ceil(n / rows))
+
+
+def _check_decode(x, w_q, w_k, w_v):
+    given = (x, w_q, w_k, w_v)
+    checked = validate.numpy_floats(x=x, w_q=w_q, w_k=w_k, w_v=w_v)
+    # arrays of the right dtype are kept as they are (so count_matmul_flops can follow them)
+    x, w_q, w_k, w_v = (
+        g if isinstance(g, np.ndarray) and g.dtype == c.dtype else c for g, c in zip(given, checked, strict=True)
+    )
+    if x.ndim != 2:
+        raise ValueError(f"x must be (seq_len, d_model) but has shape {x.shape}")
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
+        if w.ndim != 2 or w.shape[0] != x.shape[1]:
+            raise ValueError(f"{name} must be (d_model={x.shape[1]}, width) but has shape {w.shape}")
+    if w_q.shape[1] != w_k.shape[1]:
+        raise ValueError(f"w_q and w_k must have the same width (d_head) but have shapes {w_q.shape} and {w_k.shape}")
+    return x, w_q, w_k, w_v
+
+
+def _attend_one(q, k, v):
+    """One query ``(d_head,)`` against ``(t, d_head)`` keys and ``(t, d_value)`` values."""
+    scores = k @ q / math.sqrt(q.shape[-1])  # (t, d_head) @ (d_head,) -> (t,)
+    weights = np.exp(scores - scores.max())
+    return (weights / weights.sum()) @ v  # (t,) @ (t, d_value) -> (d_value,)
+
+
+def kv_cache_step(x_t, k_cache, v_cache, w_q, w_k, w_v):
+    """One decoding step of causal self-attention with a key/value cache.
+
+    Projects only the new token ``x_t`` ``(d_model,)``: its query, key and value. Appends the key and
+    value to the caches ``(t, d_head)`` and ``(t, d_value)`` (empty, ``t = 0``, before the first
+    token), and attends from the new query over all ``t + 1`` cached keys. Earlier tokens' keys and
+    values are never recomputed: they do not change, because in causal attention a token never
+    sees what comes after it.
+
+    Returns
+    -------
+    (output, k_cache, v_cache) : ``(d_value,)``, ``(t + 1, d_head)``, ``(t + 1, d_value)``.
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+    """
+    q = x_t @ w_q  # (d_model,) @ (d_model, d_head) -> (d_head,)
+    k_cache = np.concatenate([k_cache, (x_t @ w_k)[None, :]])  # (t, d_head) -> (t + 1, d_head)
+    v_cache = np.concatenate([v_cache, (x_t @ w_v)[None, :]])  # (t, d_value) -> (t + 1, d_value)
+    return _attend_one(q, k_cache, v_cache), k_cache, v_cache
+
+
+def decode_with_cache(x, w_q, w_k, w_v, step=None) -> np.ndarray:
+    """Causal self-attention over ``x`` ``(seq_len, d_model)``, one token at a time, with a cache.
+
+    ``step`` is a function with the signature of :func:`kv_cache_step` (the default). Returns the
+    ``(seq_len, d_value)`` outputs, equal to ``naive_attention(x @ w_q, x @ w_k, x @ w_v, causal=True)``.
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x, w = rng.normal(size=(5, 4)), rng.normal(size=(4, 4))
+    >>> full = naive_attention(x @ w, x @ w, x @ w, causal=True)
+    >>> bool(np.allclose(decode_with_cache(x, w, w, w), full))
+    True
+    """
+    x, w_q, w_k, w_v = _check_decode(x, w_q, w_k, w_v)
+    if step is None:
+        step = kv_cache_step
+    validate.is_callable("step", step)
+    k_cache = np.zeros((0, w_k.shape[1]), dtype=x.dtype)  # (t = 0, d_head)
+    v_cache = np.zeros((0, w_v.shape[1]), dtype=x.dtype)  # (t = 0, d_value)
+    outputs = []
+    for x_t in x:
+        out, k_cache, v_cache = step(x_t, k_cache, v_cache, w_q, w_k, w_v)
+        outputs.append(out)
+    return np.stack(outputs) if outputs else np.zeros((0, w_v.shape[1]), dtype=x.dtype)
+
+
+def decode_without_cache(x, w_q, w_k, w_v) -> np.ndarray:
+    """The same outputs as :func:`decode_with_cache`, recomputing every key and value at every step.
+
+    At step ``t`` it projects the whole prefix ``x[: t + 1]`` to keys and values again: what a
+    decoder does when it re-runs the model on the growing prefix.
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+    """
+    x, w_q, w_k, w_v = _check_decode(x, w_q, w_k, w_v)
+    outputs = []
+    for t in range(len(x)):
+        prefix = x[: t + 1]  # (t + 1, d_model)
+        # (t + 1, d_model) @ (d_model, d_head) -> (t + 1, d_head), every step again
+        outputs.append(_attend_one(x[t] @ w_q, prefix @ w_k, prefix @ w_v))
+    return np.stack(outputs) if outputs else np.zeros((0, w_v.shape[1]), dtype=x.dtype)
+
+
+def decode_flops(prefix_len: int, d_model: int, d_head: int, cached: bool) -> int:
+    """Matrix-product FLOPs of one decoding step (a multiply-add = 2), prefix of ``prefix_len`` tokens.
+
+    The prefix includes the new token; ``d_value = d_head``.
+
+    - with the cache: the new token's query, key and value ``3 · 2·d_model·d_head``, plus the core
+      (scores and weighted sum over ``prefix_len`` keys) ``2 · 2·prefix_len·d_head``;
+    - without: the new query ``2·d_model·d_head``, keys and values of the whole prefix
+      ``2 · 2·prefix_len·d_model·d_head``, plus the same core.
+
+    Without the cache the step cost grows like ``prefix_len · d_model · d_head``; with it, only the
+    core grows (``prefix_len · d_head``).
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+
+    Examples
+    --------
+    >>> decode_flops(prefix_len=1, d_model=4, d_head=2, cached=True) == decode_flops(1, 4, 2, cached=False)
+    True
+    """
+    length = validate.positive_int("prefix_len", prefix_len)
+    d_model = validate.positive_int("d_model", d_model)
+    d_head = validate.positive_int("d_head", d_head)
+    cached = validate.boolean("cached", cached)
+    core = 4 * length * d_head
+    if cached:
+        return 6 * d_model * d_head + core
+    return 2 * d_model * d_head + 4 * length * d_model * d_head + core
+
+
+class _Counting(np.ndarray):
+    """An ndarray view that adds the FLOPs of every matrix product it takes part in to ``flops[0]``."""
+
+    flops: list = [0]
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        plain = [np.asarray(a) if isinstance(a, _Counting) else a for a in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(np.asarray(a) if isinstance(a, _Counting) else a for a in kwargs["out"])
+        if ufunc is np.matmul and method == "__call__":
+            a, b = (np.asarray(x) for x in plain[:2])
+            rows = a.shape[-2] if a.ndim > 1 else 1
+            cols = b.shape[-1] if b.ndim > 1 else 1
+            batch = math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+            _Counting.flops[0] += 2 * batch * rows * a.shape[-1] * cols  # a multiply-add = 2
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        return result.view(_Counting) if isinstance(result, np.ndarray) and result.ndim else result
+
+
+def count_matmul_flops(fn, *args, **kwargs):
+    """Call ``fn(*args, **kwargs)`` and count the FLOPs of the matrix products it runs on its arrays.
+
+    Every NumPy array argument is passed as a view that follows its results through ``@`` /
+    ``np.matmul`` (and other ufuncs); each product ``(m, k) @ (k, n)`` adds ``2·m·k·n`` (a
+    multiply-add = 2; batched products count every batch). Arrays created inside ``fn`` from
+    scratch (``np.zeros``), and element-wise operations, add nothing. Returns ``(result, flops)``.
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+
+    Examples
+    --------
+    >>> a, b = np.ones((2, 3)), np.ones((3, 4))
+    >>> count_matmul_flops(lambda a, b: a @ b, a, b)[1]
+    48
+    """
+    validate.is_callable("fn", fn)
+    wrap = [a.view(_Counting) if isinstance(a, np.ndarray) else a for a in args]
+    before = _Counting.flops[0]
+    result = fn(*wrap, **kwargs)
+    flops = _Counting.flops[0] - before
+    if isinstance(result, _Counting):
+        result = np.asarray(result)
+    elif isinstance(result, tuple):
+        result = tuple(np.asarray(r) if isinstance(r, _Counting) else r for r in result)
+    return result, int(flops)

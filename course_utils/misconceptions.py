@@ -214,6 +214,11 @@ _ALL = [
         "06 · Peak memory: naive versus tiled",
     ),
     Misconception(
+        "kv_cache_not_returned",
+        "the grown caches are not returned: the next step must get the caches with the new key and value appended",
+        "06 · Decoding one token at a time: the KV cache",
+    ),
+    Misconception(
         "decoder_fed_target",
         "the decoder is fed the very token it must predict: shift the input right by one (BOS first)",
         "07 · Teacher forcing, done right",
@@ -795,6 +800,16 @@ def flash_step_no_rescale(m, l, acc, scores, v_tile):
     m_new = np.maximum(m, scores.max(axis=-1, keepdims=True))
     p = np.exp(scores - m_new)
     return m_new, l + p.sum(axis=-1, keepdims=True), acc + p @ v_tile
+
+
+# 06 · kv_cache_step(x_t, k_cache, v_cache, w_q, w_k, w_v) -> (output, k_cache, v_cache)
+def kv_cache_not_returned(x_t, k_cache, v_cache, w_q, w_k, w_v):
+    q = x_t @ w_q
+    keys = np.concatenate([k_cache, (x_t @ w_k)[None, :]])
+    values = np.concatenate([v_cache, (x_t @ w_v)[None, :]])
+    scores = keys @ q / math.sqrt(q.shape[-1])
+    weights = _softmax(scores)
+    return weights @ values, k_cache, v_cache  # the old caches: every step sees only itself
 
 
 # 07 · my_decoder_io(y, lengths) -> (decoder_input, target)

@@ -239,3 +239,138 @@ def test_benchmark_quick_run_prints_one_json_object():
     assert all(row["max_abs_diff"] < 1e-12 for row in results["numpy_tiled_vs_naive"])
     memory = results["peak_memory"]
     assert memory is None or memory["ours_bytes"] > 0
+
+
+# ------------------------------------------------------------------ IO model (HBM <-> SRAM bytes)
+
+
+def _simulated_tiled_io(n, d, rows):
+    """Values loaded and stored by a query-outer tiled pass, counted tile by tile."""
+    moved = 0
+    for q_start in range(0, n, rows):
+        q_rows = min(rows, n - q_start)
+        moved += q_rows * d  # load the query tile
+        for k_start in range(0, n, rows):
+            moved += 2 * min(rows, n - k_start) * d  # load a key tile and a value tile
+        moved += q_rows * d  # store the output tile
+    return moved
+
+
+def test_io_counts_by_hand():
+    assert efficient.hbm_bytes_naive(seq_len=2, d_head=3, bytes_per_value=1) == 40
+    assert efficient.tile_rows(d_head=2, sram_bytes=32, bytes_per_value=1) == 4
+    assert efficient.hbm_bytes_tiled(seq_len=8, d_head=2, sram_bytes=32, bytes_per_value=1) == 96
+    assert efficient.tile_rows(d_head=64, sram_bytes=100_000, bytes_per_value=2) == 195
+    assert efficient.hbm_bytes_naive(1024, 64) == 4 * (4 * 1024 * 64 + 4 * 1024**2)  # float32 by default
+
+
+@pytest.mark.parametrize(("n", "d", "sram"), [(8, 2, 32), (100, 16, 1000), (1000, 64, 100_000), (7, 3, 10_000)])
+def test_tiled_io_matches_a_tile_by_tile_count(n, d, sram):
+    rows = efficient.tile_rows(d, sram, bytes_per_value=1)
+    assert efficient.hbm_bytes_tiled(n, d, sram, bytes_per_value=1) == _simulated_tiled_io(n, d, rows)
+
+
+def test_io_model_asymptotics():
+    d = 64
+    lengths = [1024, 2048, 4096, 8192]
+    naive = [efficient.hbm_bytes_naive(n, d, 2) for n in lengths]
+    tiled = [efficient.hbm_bytes_tiled(n, d, 100_000, 2) for n in lengths]
+    assert all(t < a for t, a in zip(tiled, naive, strict=True))
+    assert timing.loglog_slope(lengths, naive) == pytest.approx(2.0, abs=0.1)  # Θ(n d + n²), n >> d
+    # Θ(n² d² / M): doubling the SRAM (and so the tile) halves the n² part, up to rounding of n / rows
+    n = 8192
+    base = 2 * 2 * n * d  # loading Q and storing O, bytes
+    quadratic = [efficient.hbm_bytes_tiled(n, d, m, 2) - base for m in (51_200, 102_400)]
+    assert quadratic[0] / quadratic[1] == pytest.approx(2.0, rel=0.02)
+    # one tile holds the whole sequence: every value is moved once, 4 n d in all
+    assert efficient.hbm_bytes_tiled(100, 8, 4 * 8 * 100 * 4) == 4 * (4 * 100 * 8)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: efficient.tile_rows(64, 100, 2), ValueError, "sram_bytes must hold four tiles"),
+        (lambda: efficient.hbm_bytes_naive(0, 64), ValueError, "seq_len"),
+        (lambda: efficient.hbm_bytes_tiled(16, 2.5, 1000), TypeError, "d_head"),
+        (lambda: efficient.hbm_bytes_tiled(16, 4, -1), ValueError, "sram_bytes"),
+        (lambda: efficient.decode_flops(4, 8, 4, cached="yes"), TypeError, "cached"),
+    ],
+)
+def test_io_and_decode_bad_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+# ------------------------------------------------------------------ KV cache
+
+
+@pytest.mark.parametrize(("seq_len", "d_model", "d_head", "d_value"), [(1, 4, 2, 2), (9, 8, 4, 3), (20, 16, 8, 8)])
+def test_decoding_with_and_without_cache_is_causal_attention(seq_len, d_model, d_head, d_value):
+    rng = np.random.default_rng(seq_len)
+    x = rng.normal(size=(seq_len, d_model))
+    w_q, w_k = rng.normal(size=(2, d_model, d_head))
+    w_v = rng.normal(size=(d_model, d_value))
+    expected = efficient.naive_attention(x @ w_q, x @ w_k, x @ w_v, causal=True)
+    np.testing.assert_allclose(efficient.decode_with_cache(x, w_q, w_k, w_v), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(efficient.decode_without_cache(x, w_q, w_k, w_v), expected, rtol=0, atol=1e-12)
+
+
+def test_kv_cache_step_grows_the_caches():
+    rng = np.random.default_rng(0)
+    w_q, w_k, w_v = rng.normal(size=(3, 6, 4))
+    k_cache, v_cache = np.zeros((0, 4)), np.zeros((0, 4))
+    for t in range(3):
+        x_t = rng.normal(size=6)
+        out, k_cache, v_cache = efficient.kv_cache_step(x_t, k_cache, v_cache, w_q, w_k, w_v)
+        assert out.shape == (4,) and k_cache.shape == v_cache.shape == (t + 1, 4)
+        np.testing.assert_allclose(k_cache[-1], x_t @ w_k)
+    np.testing.assert_allclose(efficient.kv_cache_step(x_t, k_cache[:0], v_cache[:0], w_q, w_k, w_v)[0], x_t @ w_v)
+
+
+@pytest.mark.parametrize(("seq_len", "d_model", "d_head"), [(1, 4, 2), (12, 16, 4), (33, 8, 8)])
+def test_counted_decoding_flops_equal_the_formula(seq_len, d_model, d_head):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(seq_len, d_model))
+    w_q, w_k, w_v = rng.normal(size=(3, d_model, d_head))
+    out, with_cache = efficient.count_matmul_flops(efficient.decode_with_cache, x, w_q, w_k, w_v)
+    _, without = efficient.count_matmul_flops(efficient.decode_without_cache, x, w_q, w_k, w_v)
+    assert type(out) is np.ndarray
+    lengths = range(1, seq_len + 1)
+    assert with_cache == sum(efficient.decode_flops(p, d_model, d_head, cached=True) for p in lengths)
+    assert without == sum(efficient.decode_flops(p, d_model, d_head, cached=False) for p in lengths)
+    assert efficient.decode_flops(1, d_model, d_head, True) == efficient.decode_flops(1, d_model, d_head, False)
+    if seq_len > 1:
+        assert with_cache < without
+
+
+def test_count_matmul_flops_counts_products_only():
+    a, b = np.ones((2, 3)), np.ones((3, 4))
+    assert efficient.count_matmul_flops(lambda a, b: a @ b, a, b)[1] == 2 * 2 * 3 * 4
+    assert efficient.count_matmul_flops(lambda a, b: np.exp(a).sum() + b.max(), a, b)[1] == 0
+    batched = np.ones((5, 2, 3))
+    assert efficient.count_matmul_flops(lambda a, b: np.matmul(a, b), batched, b)[1] == 5 * 2 * 2 * 3 * 4
+    assert efficient.count_matmul_flops(lambda v, b: (v @ b) @ np.ones(4), np.ones(3), b)[1] == 2 * 3 * 4 + 2 * 4
+    with pytest.raises(TypeError, match="fn must be a function"):
+        efficient.count_matmul_flops(3)
+
+
+@pytest.mark.parametrize(
+    ("shapes", "message"),
+    [
+        (((5,), (5, 2), (5, 2), (5, 2)), r"x must be \(seq_len, d_model\)"),
+        (((3, 5), (5, 2), (4, 2), (5, 2)), "w_k must be"),
+        (((3, 5), (5, 2), (5, 3), (5, 2)), "w_q and w_k must have the same width"),
+    ],
+)
+def test_decode_bad_shapes_name_the_argument(shapes, message):
+    arrays = [np.zeros(s) for s in shapes]
+    with pytest.raises(ValueError, match=message):
+        efficient.decode_with_cache(*arrays)
+    with pytest.raises(ValueError, match=message):
+        efficient.decode_without_cache(*arrays)
+
+
+def test_decode_step_must_be_callable():
+    x, w = np.zeros((2, 3)), np.zeros((3, 2))
+    with pytest.raises(TypeError, match="step must be a function"):
+        efficient.decode_with_cache(x, w, w, w, step="kv")

@@ -182,3 +182,24 @@ def test_trained_toy_model_heads_take_distinct_roles():
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7])
 def test_trained_toy_model_specialises_for_other_seeds(seed):
     _check_specialised(seed)
+
+
+@pytest.mark.slow
+def test_head_roles_benchmark_reports_each_seed():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "head_roles.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--seeds", "2", "--json"], check=True, capture_output=True, text=True, timeout=300
+    )
+    result = json.loads(proc.stdout)
+    assert [row["seed"] for row in result["per_seed"]] == [0, 1]
+    assert result["summary"]["seeds"] == 2
+    for key in ("roles_held", "ablation_held", "spare_copies", "cheap_head"):
+        assert result["summary"][key] == sum(
+            bool(row[key if key != "cheap_head" else "cheap_heads"]) for row in result["per_seed"]
+        )
+    assert all(0 <= row["spare_max_similarity"] <= 1.0001 for row in result["per_seed"])

@@ -126,6 +126,30 @@ def _flash_reference(q, k, v, block):
     return efficient.naive_attention(q, k, v)
 
 
+def decode_with(step, x, w_q, w_k, w_v):
+    """Causal self-attention over ``x`` built from a cached decoding ``step``, one token at a time."""
+    k_cache, v_cache = np.zeros((0, w_k.shape[1])), np.zeros((0, w_v.shape[1]))  # empty caches (t = 0)
+    outputs = []
+    for x_t in x:
+        out, k_cache, v_cache = step(x_t, k_cache, v_cache, w_q, w_k, w_v)
+        outputs.append(out)
+    return np.stack(outputs)  # (seq_len, d_value)
+
+
+def _kv_cases():
+    rng = np.random.default_rng(6)
+    return [
+        tuple(rng.normal(size=shape) for shape in ((n, d_model), (d_model, d_head), (d_model, d_head), (d_model, d_v)))
+        for n, d_model, d_head, d_v in ((1, 4, 2, 2), (5, 6, 4, 3), (8, 8, 4, 4))
+    ]
+
+
+def _kv_reference(x, w_q, w_k, w_v):
+    from course_utils import efficient
+
+    return efficient.naive_attention(x @ w_q, x @ w_k, x @ w_v, causal=True)
+
+
 # 07 ------------------------------------------------------------------------------------------
 def _io_cases():
     import torch
@@ -284,6 +308,30 @@ EXERCISES = [
             "np.exp(m - m_new); then l * rescale + p.sum(-1, keepdims=True) and acc * rescale + p @ v_tile.",
         ),
         driver=tiled_with,
+        atol=1e-10,
+    ),
+    Exercise(
+        id="06.kv_cache_step",
+        title="kv_cache_step",
+        section="06 · Decoding one token at a time: the KV cache",
+        function="kv_cache_step",
+        make_cases=_kv_cases,
+        reference=_kv_reference,
+        misconceptions={"kv_cache_not_returned": bugs.kv_cache_not_returned},
+        forbidden=(
+            "course_utils.efficient:kv_cache_step",
+            "course_utils.efficient:decode_with_cache",
+            "course_utils.efficient:decode_without_cache",
+            "course_utils.efficient:naive_attention",
+        ),
+        hints=(
+            "Project only the new token: q = x_t @ w_q, and one new key and value. Append them to the caches, then "
+            "attend from q over every cached key (the new one included).",
+            "k_cache = np.concatenate([k_cache, (x_t @ w_k)[None, :]]) and the same for v; scores = k_cache @ q / "
+            "np.sqrt(len(q)); softmax them (subtract the max first); output = weights @ v_cache. Return "
+            "(output, k_cache, v_cache).",
+        ),
+        driver=decode_with,
         atol=1e-10,
     ),
     Exercise(
