@@ -1103,11 +1103,41 @@ PREDICTIONS = [
         section="03 · Parameters: the same for any number of heads",
     ),
     Prediction(
+        id="03.split_shape",
+        question="Q is (2, 5, 8) with 2 heads: what is the shape of Q.reshape(batch, seq_len, num_heads, d_head)"
+        ".transpose(0, 2, 1, 3)?",
+        kind="shape",
+        answer=(2, 2, 5, 4),
+        section="03 · Step 2 · split into heads",
+    ),
+    Prediction(
+        id="03.cross_weights_shape",
+        question="batch 2, 2 heads, 3 queries, 6 keys: what is the shape of the attention weights?",
+        kind="shape",
+        answer=(2, 2, 3, 6),
+        section="03 · Cross-attention: `q_len ≠ k_len`",
+    ),
+    Prediction(
         id="04.same_output",
         question="Same parameters, same input: do a 1-head and a 4-head module return the same output?",
         kind="choice",
         answer=False,
         choices=(True, False),
         section="04 · Single head versus multi-head, with the same parameters",
+    ),
+    Prediction(
+        id="04.cross_weights_shape",
+        question="Queries (2, 5, 16), keys and values (2, 7, 16), 4 heads: what is the shape of the weights?",
+        kind="shape",
+        answer=(2, 4, 5, 7),
+        section="04 · Self-attention and cross-attention",
+    ),
+    Prediction(
+        id="04.weight_on_match_before",
+        question="Before training, about how much attention weight does the query put on its own key, out of 8 keys?",
+        kind="number",
+        answer=1 / 8,
+        rtol=0.5,
+        section="04 · Train it: retrieval by similarity",
     ),
 ]
