@@ -22,7 +22,8 @@ repeated on 512 new sequences (the lesson's test set). Two claims are tested on 
   another head > 0.9). The lesson states this as an observation with the rate printed here, and
   asserts it only for the seed it trains.
 
-The output gives, per seed, the largest similarity of the spare head to any other head and the
+``--json`` also lists each claim as ``{"claim", "lesson", "seeds", "held"}`` (the format of issue 13's
+claims table). The output gives, per seed, the largest similarity of the spare head to any other head and the
 spare head's entropy (maximum ``ln 12``).
 """
 
@@ -95,6 +96,28 @@ def measure_seed(seed: int, test_task) -> dict:
     }
 
 
+CLAIMS = (
+    ("roles_held", "a previous-token, a first-token and a matching head, distinct, focused and orthogonal"),
+    ("ablation_held", "switching off a role's heads removes that answer and keeps the others"),
+    ("cheap_head", "some head can be switched off alone at a cost below 0.05"),
+    ("spare_copies", "the spare head is a near-copy of a role head (similarity > 0.9)"),
+)
+
+
+def claims(rows: list[dict]) -> list[dict]:
+    """Each claim of lesson 05 as ``{"claim", "lesson", "seeds", "held"}``: held = seeds on which it held."""
+    key = {"cheap_head": lambda r: bool(r["cheap_heads"])}
+    return [
+        {
+            "claim": text,
+            "lesson": "05",
+            "seeds": len(rows),
+            "held": sum(bool(key.get(name, lambda r, n=name: r[n])(r)) for r in rows),
+        }
+        for name, text in CLAIMS
+    ]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=8, help="number of training seeds, 0 .. N-1 (default 8)")
@@ -115,7 +138,7 @@ def main(argv=None) -> int:
         "seconds": round(time.perf_counter() - start, 1),
     }
     if args.json:
-        print(json.dumps({"summary": summary, "per_seed": rows}))
+        print(json.dumps({"summary": summary, "claims": claims(rows), "per_seed": rows}))
         return 0
     print(f"{'seed':>4} {'min acc':>8} {'roles':>6} {'spare':>6} {'spare max sim':>14} {'spare entropy':>14} cheap")
     for r in rows:

@@ -203,3 +203,5 @@ def test_head_roles_benchmark_reports_each_seed():
             bool(row[key if key != "cheap_head" else "cheap_heads"]) for row in result["per_seed"]
         )
     assert all(0 <= row["spare_max_similarity"] <= 1.0001 for row in result["per_seed"])
+    assert [set(c) for c in result["claims"]] == [{"claim", "lesson", "seeds", "held"}] * 4
+    assert result["claims"][0]["held"] == result["summary"]["roles_held"] and result["claims"][0]["seeds"] == 2
