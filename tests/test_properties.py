@@ -232,3 +232,27 @@ def test_multi_head_backends_agree_with_torch_multihead_attention(case):
     np.testing.assert_allclose(out.numpy()[has_key], expected.numpy()[has_key], atol=10 * atol, rtol=0)
     keep = np.broadcast_to(has_key[:, None, :, None], weights.shape)
     np.testing.assert_allclose(weights.numpy()[keep], expected_w.numpy()[keep], atol=atol, rtol=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(batch=dims, q_len=dims, k_len=dims, seed=seeds)
+def test_key_padding_mask_is_the_4d_mask_and_a_2d_padding_mask_is_refused_when_shapes_differ(batch, q_len, k_len, seed):
+    """key_padding_mask (batch, k_len) equals mask=(batch, 1, 1, k_len); a (batch, k_len) 2-D mask is refused
+    exactly when batch != q_len (when batch == q_len it is also a valid (q_len, k_len) mask)."""
+    g = torch.Generator().manual_seed(seed)
+    module = attention.MultiHeadAttention(8, 2).double().eval()
+    x = torch.randn(batch, q_len, 8, generator=g, dtype=torch.float64)
+    y = torch.randn(batch, k_len, 8, generator=g, dtype=torch.float64)
+    padding = masks.make_padding_mask(torch.randint(1, k_len + 1, (batch,), generator=g), k_len)  # (batch, k_len)
+    with torch.no_grad():
+        out, w = module(x, y, y, key_padding_mask=padding)
+        same, _ = module(x, y, y, mask=padding[:, None, None, :])
+    assert torch.equal(out, same)
+    assert (w.masked_select(~padding[:, None, None, :].expand_as(w)) == 0).all()
+    try:
+        module(x, y, y, mask=padding)
+        accepted = True
+    except ValueError as err:
+        accepted = False
+        assert "key_padding_mask=" in str(err) or "does not broadcast" in str(err)
+    assert accepted == (batch == q_len)  # equal shapes: indistinguishable, hence key_padding_mask
