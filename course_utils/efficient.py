@@ -433,14 +433,34 @@ def hbm_bytes_tiled(seq_len: int, d_head: int, sram_bytes: int, bytes_per_value:
     return bytes_per_value * 2 * n * d * (1 + math.ceil(n / rows))
 
 
-def _check_decode(x, w_q, w_k, w_v):
+def _check_caches(k_cache, v_cache, w_k, w_v):
+    given = (k_cache, v_cache)
+    checked = validate.numpy_floats(k_cache=k_cache, v_cache=v_cache)
+    k_cache, v_cache = (
+        g if isinstance(g, np.ndarray) and g.dtype == c.dtype else c for g, c in zip(given, checked, strict=True)
+    )
+    for name, cache, w, width in (("k_cache", k_cache, w_k, "d_head"), ("v_cache", v_cache, w_v, "d_value")):
+        if cache.ndim != 2 or cache.shape[1] != w.shape[1]:
+            raise ValueError(f"{name} must be (t, {width}={w.shape[1]}) but has shape {cache.shape}")
+    if len(k_cache) != len(v_cache):
+        raise ValueError(
+            f"k_cache and v_cache must hold the same number of tokens but hold {len(k_cache)} and {len(v_cache)}"
+        )
+    return k_cache, v_cache
+
+
+def _check_decode(x, w_q, w_k, w_v, one_token=False):
     given = (x, w_q, w_k, w_v)
     checked = validate.numpy_floats(x=x, w_q=w_q, w_k=w_k, w_v=w_v)
     # arrays of the right dtype are kept as they are (so count_matmul_flops can follow them)
     x, w_q, w_k, w_v = (
         g if isinstance(g, np.ndarray) and g.dtype == c.dtype else c for g, c in zip(given, checked, strict=True)
     )
-    if x.ndim != 2:
+    if one_token:
+        if x.ndim != 1:
+            raise ValueError(f"x_t must be one token (d_model,) but has shape {x.shape}")
+        x = x[None, :]  # (1, d_model)
+    elif x.ndim != 2:
         raise ValueError(f"x must be (seq_len, d_model) but has shape {x.shape}")
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
         if w.ndim != 2 or w.shape[0] != x.shape[1]:
@@ -472,6 +492,9 @@ def kv_cache_step(x_t, k_cache, v_cache, w_q, w_k, w_v):
 
     Introduced in notebooks/06_what_attention_costs.ipynb.
     """
+    x, w_q, w_k, w_v = _check_decode(x_t, w_q, w_k, w_v, one_token=True)
+    k_cache, v_cache = _check_caches(k_cache, v_cache, w_k, w_v)
+    x_t = x[0]
     q = x_t @ w_q  # (d_model,) @ (d_model, d_head) -> (d_head,)
     k_cache = np.concatenate([k_cache, (x_t @ w_k)[None, :]])  # (t, d_head) -> (t + 1, d_head)
     v_cache = np.concatenate([v_cache, (x_t @ w_v)[None, :]])  # (t, d_value) -> (t + 1, d_value)

@@ -232,6 +232,44 @@ BAD_INPUT = {
         (lambda: efficient.attention_flops(8, 8.0), TypeError, "d_model must be an int"),
     ],
     "efficient.crossover_length": [(lambda: efficient.crossover_length(-1), ValueError, "d_model must be a positive")],
+    "efficient.tile_rows": [
+        (lambda: efficient.tile_rows(64, 100, 2), ValueError, "sram_bytes must hold four tiles"),
+        (lambda: efficient.tile_rows(64.0, 1000), TypeError, "d_head must be an int"),
+    ],
+    "efficient.hbm_bytes_naive": [(lambda: efficient.hbm_bytes_naive(0, 64), ValueError, "seq_len must be a positive")],
+    "efficient.hbm_bytes_tiled": [
+        (lambda: efficient.hbm_bytes_tiled(16, 4, -1), ValueError, "sram_bytes must be a positive"),
+        (lambda: efficient.hbm_bytes_tiled(16, 4, 1000, bytes_per_value=0), ValueError, "bytes_per_value must be"),
+    ],
+    "efficient.kv_cache_step": [
+        (
+            lambda: efficient.kv_cache_step(np.ones((2, 4)), np.ones((0, 2)), np.ones((0, 2)), *np.ones((3, 4, 2))),
+            ValueError,
+            r"x_t must be one token \(d_model,\)",
+        ),
+        (
+            lambda: efficient.kv_cache_step(np.ones(4), np.ones((1, 3)), np.ones((1, 2)), *np.ones((3, 4, 2))),
+            ValueError,
+            "k_cache must be",
+        ),
+        (
+            lambda: efficient.kv_cache_step(np.ones(4), np.ones((2, 2)), np.ones((1, 2)), *np.ones((3, 4, 2))),
+            ValueError,
+            "k_cache and v_cache must hold the same number of tokens",
+        ),
+    ],
+    "efficient.decode_with_cache": [
+        (lambda: efficient.decode_with_cache(np.ones(4), *np.ones((3, 4, 2))), ValueError, "x must be"),
+        (lambda: efficient.decode_with_cache(np.ones((2, 4)), *np.ones((3, 4, 2)), step=1), TypeError, "step must be"),
+    ],
+    "efficient.decode_without_cache": [
+        (lambda: efficient.decode_without_cache(np.ones((2, 4)), *np.ones((3, 3, 2))), ValueError, "w_q must be"),
+    ],
+    "efficient.decode_flops": [
+        (lambda: efficient.decode_flops(0, 8, 4, True), ValueError, "prefix_len must be a positive"),
+        (lambda: efficient.decode_flops(4, 8, 4, cached=1), TypeError, "cached must be True or False"),
+    ],
+    "efficient.count_matmul_flops": [(lambda: efficient.count_matmul_flops(3), TypeError, "fn must be a function")],
     "efficient.mha_param_count": [
         (lambda: efficient.mha_param_count(8, 3), ValueError, "not divisible by num_heads 3"),
         (lambda: efficient.mha_param_count(8, 2, bias=1), TypeError, "bias must be True or False"),
