@@ -64,8 +64,10 @@ site: env
 test-unit: env
 	$(BIN)/python -m pytest tests -m "not slow and not browser" -q
 
-# The stored outputs hold inline figures: a shell's MPLBACKEND=Agg (or any other backend) would drop them.
-test-notebooks: export MPLBACKEND := module://matplotlib_inline.backend_inline
+# The stored outputs hold inline figures: a shell's MPLBACKEND=Agg (or any other backend) would drop them, so every
+# target that runs a kernel pins the inline backend.
+INLINE := module://matplotlib_inline.backend_inline
+test-notebooks notebooks lab grade test-browser: export MPLBACKEND := $(INLINE)
 test-notebooks: env
 	$(BIN)/python -m pytest $(NBVAL) $(NOTEBOOKS) -q
 
@@ -79,12 +81,12 @@ notebooks: env
 	$(BIN)/python scripts/run_notebooks.py $(NOTEBOOKS)
 
 lint: env
-	$(BIN)/ruff check course_utils tests benchmarks scripts notebooks solutions
-	$(BIN)/ruff format --check course_utils tests benchmarks scripts notebooks solutions
+	$(BIN)/ruff check course_utils tests benchmarks scripts notebooks solutions site_src
+	$(BIN)/ruff format --check course_utils tests benchmarks scripts notebooks solutions site_src
 
 format: env
-	$(BIN)/ruff check --fix course_utils tests benchmarks scripts notebooks solutions
-	$(BIN)/ruff format course_utils tests benchmarks scripts notebooks solutions
+	$(BIN)/ruff check --fix course_utils tests benchmarks scripts notebooks solutions site_src
+	$(BIN)/ruff format course_utils tests benchmarks scripts notebooks solutions site_src
 
 bench: env
 	$(BIN)/python benchmarks/attention.py
