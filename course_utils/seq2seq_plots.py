@@ -2,13 +2,17 @@
 
 Introduced in ``notebooks/07_seq2seq_rnn_attention.ipynb``. Functions return the Axes and never call
 ``plt.show()``. Kept apart from ``course_utils.plotting`` (attention heatmaps) and from
-``course_utils.training``, which must never import plotting code.
+``course_utils.training``, which must never import plotting code. Every line gets its own colour,
+marker and dash pattern (``plotting.line_style``), so the lines stay apart in grey and for readers
+with colour-vision deficiencies (issue 14).
 """
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+
+from course_utils import plotting
 
 __all__ = ["plot_accuracy_by_length", "plot_losses"]
 
@@ -41,14 +45,13 @@ def plot_accuracy_by_length(
     index, label = _METRICS[metric]
     if ax is None:
         _, ax = plt.subplots(figsize=(7.0, 4.0))
-    markers = "osD^v<>"
     lengths_seen = []
     for i, (name, result) in enumerate(results.items()):
         by_length = result.by_length
         lengths = sorted(by_length)
         lengths_seen += lengths
         values = [by_length[n][index] for n in lengths]
-        ax.plot(lengths, values, marker=markers[i % len(markers)], label=name)
+        ax.plot(lengths, values, label=name, **plotting.line_style(i))
     if train_max_len is not None and max(lengths_seen) > train_max_len:
         ax.axvspan(train_max_len + 0.5, max(lengths_seen) + 0.5, color="0.9", zorder=0)
         ax.text(train_max_len + 0.7, 0.03, "longer than\nany training\nsequence", fontsize=8, va="bottom")
@@ -66,16 +69,19 @@ def plot_losses(results: dict, *, ax=None, smooth: int = 10, title: str | None =
     """Training loss per step, one line per model, smoothed with a running mean of ``smooth`` steps.
 
     results : dict name -> object with a ``losses`` list (a ``course_utils.training.TrainResult``).
+        Each line gets ``plotting.line_style(i)``: its own colour, marker and dash pattern.
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(7.0, 3.5))
-    for name, result in results.items():
+    for i, (name, result) in enumerate(results.items()):
         losses = np.asarray(result.losses, dtype=float)
         if smooth > 1 and len(losses) >= smooth:
             losses = np.convolve(losses, np.ones(smooth) / smooth, mode="valid")
-        ax.plot(np.arange(1, len(losses) + 1) + (smooth - 1 if smooth > 1 else 0), losses, label=name)
+        steps = np.arange(1, len(losses) + 1) + (smooth - 1 if smooth > 1 else 0)
+        # about a dozen markers per curve: enough to tell the lines apart, few enough to see the curve
+        ax.plot(steps, losses, label=name, markevery=max(1, len(losses) // 12), **plotting.line_style(i))
     ax.set_yscale("log")
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy (log scale)")
