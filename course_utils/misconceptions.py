@@ -194,51 +194,6 @@ _ALL = [
         "04 · Dropout on the attention weights: training only",
     ),
     Misconception(
-        "entropy_zero_terms",
-        "0 · ln 0 taken literally: it is NaN in floating point; drop the zero weights (their limit is 0)",
-        "05 · Entropy: how spread out is a head?",
-    ),
-    Misconception(
-        "next_token_diagonal",
-        "the wrong diagonal: key i - 1 is the previous token, key i + 1 the next one",
-        "05 · Which head does what? Role scores",
-    ),
-    Misconception(
-        "online_no_rescale",
-        "the old sum is not rescaled to the new maximum: multiply it by exp(m - m_new)",
-        "06 · Online softmax: one pass, running max and running sum",
-    ),
-    Misconception(
-        "bytes_without_heads",
-        "one weight matrix per batch element: every head has its own (q_len, k_len) weights",
-        "06 · Peak memory: naive versus tiled",
-    ),
-    Misconception(
-        "kv_cache_not_returned",
-        "the grown caches are not returned: the next step must get the caches with the new key and value appended",
-        "06 · Decoding one token at a time: the KV cache",
-    ),
-    Misconception(
-        "decoder_fed_target",
-        "the decoder is fed the very token it must predict: shift the input right by one (BOS first)",
-        "07 · Teacher forcing, done right",
-    ),
-    Misconception(
-        "eos_after_padding",
-        "EOS appended after the padding: it belongs right after each sequence's last real token",
-        "07 · Teacher forcing, done right",
-    ),
-    Misconception(
-        "additive_no_tanh",
-        "additive score without tanh: the query part then adds the same amount to every key and cancels in the softmax",
-        "07 · The seed's score: `Linear([s; h_j])`",
-    ),
-    Misconception(
-        "positions_sin_cos_swapped",
-        "sine and cosine swapped: sines go in the even columns, cosines in the odd ones",
-        "08 · Positions: sinusoidal encodings",
-    ),
-    Misconception(
         "flops_one_length",
         "one length for both sequences: the keys and values have k_len positions, the queries q_len",
         "03 · Cost: projections versus the attention core",
@@ -287,6 +242,51 @@ _ALL = [
         "qk_transposed",
         "queries and keys swapped: rows of W_q W_k^T belong to query features, columns to key features",
         "04 · Train it: retrieval by similarity",
+    ),
+    Misconception(
+        "entropy_zero_terms",
+        "0 · ln 0 taken literally: it is NaN in floating point; drop the zero weights (their limit is 0)",
+        "05 · Entropy: how spread out is a head?",
+    ),
+    Misconception(
+        "next_token_diagonal",
+        "the wrong diagonal: key i - 1 is the previous token, key i + 1 the next one",
+        "05 · Which head does what? Role scores",
+    ),
+    Misconception(
+        "online_no_rescale",
+        "the old sum is not rescaled to the new maximum: multiply it by exp(m - m_new)",
+        "06 · Online softmax: one pass, running max and running sum",
+    ),
+    Misconception(
+        "bytes_without_heads",
+        "one weight matrix per batch element: every head has its own (q_len, k_len) weights",
+        "06 · Peak memory: naive versus tiled",
+    ),
+    Misconception(
+        "kv_cache_not_returned",
+        "the grown caches are not returned: the next step must get the caches with the new key and value appended",
+        "06 · Decoding one token at a time: the KV cache",
+    ),
+    Misconception(
+        "decoder_fed_target",
+        "the decoder is fed the very token it must predict: shift the input right by one (BOS first)",
+        "07 · Teacher forcing, done right",
+    ),
+    Misconception(
+        "eos_after_padding",
+        "EOS appended after the padding: it belongs right after each sequence's last real token",
+        "07 · Teacher forcing, done right",
+    ),
+    Misconception(
+        "additive_no_tanh",
+        "additive score without tanh: the query part then adds the same amount to every key and cancels in the softmax",
+        "07 · The seed's score: `Linear([s; h_j])`",
+    ),
+    Misconception(
+        "positions_sin_cos_swapped",
+        "sine and cosine swapped: sines go in the even columns, cosines in the odd ones",
+        "08 · Positions: sinusoidal encodings",
     ),
     Misconception(
         "positions_concatenated",

@@ -883,49 +883,6 @@ EXERCISES = [
         output_names=("output", "weights"),
     ),
     Exercise(
-        id="04.my_forward",
-        title="my_forward",
-        section="04 · Build it step by step",
-        function="my_forward",
-        make_cases=_forward_cases,
-        reference=_forward_reference,
-        misconceptions={
-            "keys_split_with_query_length": bugs.forward_keys_split_with_query_length,
-            "no_scaling": bugs.forward_no_scaling,
-            "scaled_by_sqrt_d_model": bugs.forward_scaled_by_sqrt_d_model,
-            "softmax_wrong_axis": bugs.forward_softmax_wrong_axis,
-            "dropout_in_eval": bugs.forward_dropout_in_eval,
-        },
-        forbidden=("course_utils.attention:MultiHeadAttention.forward",),
-        hints=(
-            "Four steps, as in the lesson: project (mha.query_proj, ...), split into heads, attend, merge and "
-            "mha.out_proj. The checks use keys longer and shorter than the queries.",
-            "Write a small split(x) that reads batch, length, _ = x.shape from its own argument and returns "
-            "x.view(batch, length, mha.num_heads, mha.d_head).transpose(1, 2). Apply it to the three projections. "
-            "After the attention, heads_out.transpose(1, 2).reshape(batch, q_len, mha.d_model): the output has the "
-            "query's length.",
-        ),
-    ),
-    Exercise(
-        id="04.cross_attend",
-        title="cross_attend",
-        section="02 · Shapes: lining masks up with multi-head scores",
-        function="cross_attend",
-        make_cases=_torch_cross_cases,
-        reference=_torch_cross_reference,
-        misconceptions={
-            "mask_inverted": bugs.torch_cross_attend_inverted,
-            "key_padding_as_2d": bugs.torch_cross_attend_2d,
-        },
-        hints=(
-            "Build a (batch, 1, 1, k_len) mask, True for the real keys, and pass it as mha(query, key, value, mask=...).",
-            "masks.make_padding_mask(encoder_lengths, k_len) gives (batch, k_len), True for real keys; "
-            "masks.padding_to_attention_mask(...) adds the heads and queries axes: (batch, 1, 1, k_len). Pass "
-            "decoder_states as the query and encoder_states as both key and value.",
-        ),
-        output_names=("output", "weights"),
-    ),
-    Exercise(
         id="03.heads_by_weight_slices",
         title="heads_by_weight_slices",
         section="03 · Step 4 · mix the heads with `W_o`",
@@ -972,6 +929,49 @@ EXERCISES = [
         output_names=("projections", "core"),
         atol=0,
         rtol=0,
+    ),
+    Exercise(
+        id="04.my_forward",
+        title="my_forward",
+        section="04 · Build it step by step",
+        function="my_forward",
+        make_cases=_forward_cases,
+        reference=_forward_reference,
+        misconceptions={
+            "keys_split_with_query_length": bugs.forward_keys_split_with_query_length,
+            "no_scaling": bugs.forward_no_scaling,
+            "scaled_by_sqrt_d_model": bugs.forward_scaled_by_sqrt_d_model,
+            "softmax_wrong_axis": bugs.forward_softmax_wrong_axis,
+            "dropout_in_eval": bugs.forward_dropout_in_eval,
+        },
+        forbidden=("course_utils.attention:MultiHeadAttention.forward",),
+        hints=(
+            "Four steps, as in the lesson: project (mha.query_proj, ...), split into heads, attend, merge and "
+            "mha.out_proj. The checks use keys longer and shorter than the queries.",
+            "Write a small split(x) that reads batch, length, _ = x.shape from its own argument and returns "
+            "x.view(batch, length, mha.num_heads, mha.d_head).transpose(1, 2). Apply it to the three projections. "
+            "After the attention, heads_out.transpose(1, 2).reshape(batch, q_len, mha.d_model): the output has the "
+            "query's length.",
+        ),
+    ),
+    Exercise(
+        id="04.cross_attend",
+        title="cross_attend",
+        section="02 · Shapes: lining masks up with multi-head scores",
+        function="cross_attend",
+        make_cases=_torch_cross_cases,
+        reference=_torch_cross_reference,
+        misconceptions={
+            "mask_inverted": bugs.torch_cross_attend_inverted,
+            "key_padding_as_2d": bugs.torch_cross_attend_2d,
+        },
+        hints=(
+            "Build a (batch, 1, 1, k_len) mask, True for the real keys, and pass it as mha(query, key, value, mask=...).",
+            "masks.make_padding_mask(encoder_lengths, k_len) gives (batch, k_len), True for real keys; "
+            "masks.padding_to_attention_mask(...) adds the heads and queries axes: (batch, 1, 1, k_len). Pass "
+            "decoder_states as the query and encoder_states as both key and value.",
+        ),
+        output_names=("output", "weights"),
     ),
     Exercise(
         id="04.torch_cross_attend",
