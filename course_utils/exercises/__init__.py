@@ -25,11 +25,12 @@ __all__ = ["Exercise", "Prediction", "EXERCISES", "PREDICTIONS", "for_lesson", "
 
 
 def _build():
-    from course_utils.exercises import lessons_00_04, lessons_05_08
+    from course_utils.exercises import lesson_07_models, lesson_08_models, lessons_00_04, lessons_05_08
 
-    found = [*lessons_00_04.EXERCISES, *lessons_05_08.EXERCISES]
+    modules = (lessons_00_04, lessons_05_08, lesson_07_models, lesson_08_models)
+    found = [e for module in modules for e in module.EXERCISES]
     found.sort(key=lambda e: e.lesson)  # stable: keeps the position inside each lesson
-    predictions = [*lessons_00_04.PREDICTIONS, *lessons_05_08.PREDICTIONS]
+    predictions = [p for module in modules for p in module.PREDICTIONS]
     return {e.id: e for e in found}, {p.id: p for p in predictions}
 
 
