@@ -37,6 +37,7 @@ __all__ = [
     "EvalResult",
     "sequence_loss",
     "leaky_batch",
+    "train_step",
     "train",
     "evaluate",
     "teacher_forced_accuracy",
@@ -349,6 +350,39 @@ def _lr_factor(i: int, cfg: TrainConfig) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
 
 
+def _train_step(model, optimizer, batch: Batch, grad_clip: float | None) -> tuple[float, float]:
+    """One optimizer step on ``batch``: (loss, fraction of the batch's sequences exactly right, teacher-forced)."""
+    logits = model(batch.src, batch.src_lengths, batch.decoder_input)  # (batch, tgt_len, vocab)
+    loss = sequence_loss(logits, batch.target)
+    optimizer.zero_grad()
+    loss.backward()
+    if grad_clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    real = batch.target != PAD  # (batch, tgt_len)
+    batch_exact = float((((logits.argmax(-1) == batch.target) | ~real).all(dim=1)).float().mean())
+    return loss.item(), batch_exact
+
+
+def train_step(model, optimizer, batch: Batch) -> float:
+    """One training step: teacher-forced forward, :func:`sequence_loss`, backward, gradient clipping at 1.0, update.
+
+    ``optimizer`` is anything with ``zero_grad()`` and ``step()`` (``torch.optim.Adam(model.parameters())``
+    or this module's :class:`Adam`). Returns the loss before the update. :func:`train` calls the same step.
+
+    Introduced in notebooks/08_transformer_reversal.ipynb.
+    """
+    _check_model(model)
+    _check_batch(batch)
+    if not callable(getattr(optimizer, "step", None)) or not callable(getattr(optimizer, "zero_grad", None)):
+        raise TypeError(
+            f"optimizer must have step() and zero_grad() (e.g. torch.optim.Adam(model.parameters())) but is "
+            f"{validate.describe(optimizer)}"
+        )
+    loss, _ = _train_step(model, optimizer, batch, TrainConfig.grad_clip)
+    return loss
+
+
 def train(model, config: TrainConfig | None = None, val=None, progress: bool = True, device=None) -> TrainResult:
     """Train ``model`` in place on fresh random batches; return a :class:`TrainResult`.
 
@@ -386,17 +420,10 @@ def train(model, config: TrainConfig | None = None, val=None, progress: bool = T
         if cfg.leak:
             batch = leaky_batch(batch)
         batch = batch.to(device)
-        logits = model(batch.src, batch.src_lengths, batch.decoder_input)
-        loss = sequence_loss(logits, batch.target)
-        optimizer.zero_grad()
-        loss.backward()
-        if cfg.grad_clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step(lr=cfg.lr * _lr_factor(step - 1, cfg))
-        result.losses.append(loss.item())
+        optimizer.lr = cfg.lr * _lr_factor(step - 1, cfg)
+        loss, batch_exact = _train_step(model, optimizer, batch, cfg.grad_clip)
+        result.losses.append(loss)
         result.steps = step
-        real = batch.target != PAD
-        batch_exact = float((((logits.argmax(-1) == batch.target) | ~real).all(dim=1)).float().mean())
         if not math.isfinite(result.losses[-1]):
             raise FloatingPointError(f"loss became {result.losses[-1]} at step {step}; lower lr")
         elapsed = time.perf_counter() - start

@@ -479,6 +479,14 @@ BAD_INPUT = {
         (lambda: training.sequence_loss(torch.ones(2, 3, 5), src[:, :2]), ValueError, "disagree on"),
     ],
     "training.leaky_batch": [(lambda: training.leaky_batch([1]), TypeError, "batch must be a course_utils.data.Batch")],
+    "training.train_step": [
+        (lambda: training.train_step(_gru(), object(), _batch()), TypeError, "optimizer must have step"),
+        (
+            lambda: training.train_step(_gru(), torch.optim.SGD(_mha().parameters(), lr=0.1), [1]),
+            TypeError,
+            "batch must be",
+        ),
+    ],
     "training.train": [
         (lambda: training.train(_gru(), {"steps": 1}), TypeError, "config must be a TrainConfig"),
         (lambda: training.train("gru"), TypeError, "model must be a course_utils.seq2seq model"),

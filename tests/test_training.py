@@ -213,3 +213,22 @@ def test_our_adam_matches_torch_adam():
         reference.step()
     for a, b in zip(ours_model.parameters(), torch_model.parameters(), strict=True):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+
+
+def test_train_step_is_the_step_train_takes():
+    """train_step(model, optimizer, batch) updates the weights exactly as train's first step does."""
+    cfg = training.recipe("gru_attention", steps=1, warmup_steps=0, cosine_decay=False, target_exact=None)
+    env.set_seed(0)
+    by_train = seq2seq.build_model("gru_attention")
+    by_step = copy.deepcopy(by_train)
+    result = training.train(by_train, cfg, val=[], progress=False)
+    batch = next(data.RandomBatchSampler(cfg.batch_size, cfg.min_len, cfg.max_len, seed=cfg.seed))
+    by_step.train()
+    loss = training.train_step(by_step, training.Adam(by_step.parameters(), lr=cfg.lr), batch)
+    assert loss == pytest.approx(result.losses[0], rel=1e-6)
+    for (name, a), b in zip(by_train.state_dict().items(), by_step.state_dict().values(), strict=True):
+        assert torch.allclose(a, b, atol=1e-6), name
+    with pytest.raises(TypeError, match="optimizer"):
+        training.train_step(by_step, object(), batch)
+    with pytest.raises(TypeError, match="batch"):
+        training.train_step(by_step, training.Adam(by_step.parameters(), lr=1e-3), (batch.src,))
