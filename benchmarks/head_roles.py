@@ -45,7 +45,7 @@ from course_utils import heads  # noqa: E402
 
 def measure_seed(seed: int, test_task) -> dict:
     """Train the lesson's toy with one seed and return its role measurements."""
-    model, _ = heads.train_role_model(seed=seed)
+    model, losses = heads.train_role_model(seed=seed)
     accuracy = heads.role_accuracy(model, test_task)
     import torch
 
@@ -83,6 +83,7 @@ def measure_seed(seed: int, test_task) -> dict:
         ablation_held = ablation_held and without[role] < 0.5 and others > 0.9
     return {
         "seed": seed,
+        "loss_ratio": round(float(losses[-1] / losses[0]), 4),  # last step's loss / first step's
         "role_entropy_max": round(float(max(entropy[h] for h in distinct)), 4),
         "ablation_held": bool(ablation_held),
         "cheap_heads": cheap,
