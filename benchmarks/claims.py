@@ -6,6 +6,7 @@ Usage (from the repository root)::
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/claims.py --json           # a JSON list, one object per claim
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/claims.py --quick          # the cheap claims only (no seq2seq training)
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/claims.py --only 07.leak --seeds 0 1
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/claims.py --markdown       # the README's table
     .venv/bin/python benchmarks/claims.py --list                             # the claims' names, lessons and texts
 
 A *claim* is a measured fact a lesson states about training, heads or cost (not a definition, not an
@@ -187,6 +188,33 @@ def heads_timing(seed: int) -> dict:
             q, k, v = torch.randn(3, 1, h, n, width // h)  # (batch, heads, n, d_head), heads * d_head = 512
             naive[h] = timing.min_time(_naive_attention, q, k, v, repeats=3, clock="cpu")
     return {"naive_ms": {h: _r(t * 1e3, 3) for h, t in naive.items()}, "ratio_64_over_1": _r(naive[64] / naive[1], 3)}
+
+
+@functools.cache
+def heads_timing_parts(seed: int) -> dict:
+    """Control for *Many heads versus one wide head*: time each part of the naive core, 1 head against 64.
+
+    The lesson gives two reasons: the softmax handles heads x more scores, and each head's matrix product
+    gets thinner. Timing the parts separately tests both: the softmax (64x the scores) and ``weights @ V``
+    (the same FLOPs, in 64 thin products).
+    """
+    env.set_seed(seed)
+    n, width = 512, 512
+    parts = {}
+    with torch.inference_mode():
+        for h in (1, 64):
+            q, k, v = torch.randn(3, 1, h, n, width // h)  # (batch, heads, n, d_head), heads * d_head = 512
+            # (batch, heads, n, d_head) @ (batch, heads, d_head, n) -> (batch, heads, n, n)
+            weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+            parts[h] = {
+                "softmax": timing.min_time(torch.softmax, q @ k.transpose(-2, -1), -1, repeats=3, clock="cpu"),
+                # (batch, heads, n, n) @ (batch, heads, n, d_head) -> (batch, heads, n, d_head)
+                "weights_at_v": timing.min_time(torch.matmul, weights, v, repeats=3, clock="cpu"),
+            }
+    return {
+        "softmax_ratio": _r(parts[64]["softmax"] / parts[1]["softmax"], 3),
+        "weights_at_v_ratio": _r(parts[64]["weights_at_v"] / parts[1]["weights_at_v"], 3),
+    }
 
 
 @functools.cache
@@ -509,6 +537,25 @@ CLAIMS: list[Claim] = [
         quick=True,
     ),
     Claim(
+        "06.many_heads_why",
+        "06",
+        "control for the reasons given: with 64 heads the softmax (64x the scores) takes more than 10x longer, "
+        "and weights @ V (same FLOPs, thinner products) more than 2x longer, than with 1 head",
+        "06 markdown after Many heads versus one wide head ('Same FLOPs, different times: ...')",
+        heads_timing_parts,
+        lambda v: v["softmax_ratio"] > 10 and v["weights_at_v_ratio"] > 2,
+        quick=True,
+    ),
+    Claim(
+        "06.naive_slope_above_2",
+        "06",
+        "the naive core's fitted slope comes out above 2 (above 2.1 here)",
+        "06 Fit the exponent ('The naive core often comes out above 2'); guide 06 discussion",
+        lambda seed: {"naive_slope": timing_sweep(seed)["slopes"]["naive"]},
+        lambda v: v["naive_slope"] > 2.1,
+        quick=True,
+    ),
+    Claim(
         "06.tiled_same_order",
         "06",
         "the NumPy tiled pass takes between 0.25x and 4x the naive pass's time at n = 1024 and 2048",
@@ -770,12 +817,26 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def markdown(rows: list[dict]) -> str:
+    """The README's table: claim, lesson, seeds held / seeds run, and the seeds where it did not hold."""
+    lines = ["| claim | lesson | held / run | not held on seeds |", "|---|---|---|---|"]
+    for row in rows:
+        missed = [str(s) for s, h in zip(row["seeds"], row["held"], strict=True) if not h]
+        text = row["claim"].replace("|", "\\|")
+        lines.append(
+            f"| `{row['name']}`: {text} | {row['lesson']} | {sum(row['held'])} / {len(row['held'])} | "
+            f"{', '.join(missed) or '-'} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="seeds (default 0 1 2 3 4)")
     parser.add_argument("--only", nargs="+", help="claim names or prefixes (e.g. 07.leak, or 06.)")
     parser.add_argument("--quick", action="store_true", help="only the claims that train no seq2seq model")
     parser.add_argument("--json", action="store_true", help="print a JSON list instead of the table")
+    parser.add_argument("--markdown", action="store_true", help="print the README's markdown table")
     parser.add_argument("--list", action="store_true", help="list the claims and exit")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
     args = parser.parse_args(argv)
@@ -799,7 +860,7 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(rows))
         return 0
-    print(table(rows))
+    print(markdown(rows) if args.markdown else table(rows))
     print(
         f"\n{sum(all(r['held']) for r in rows)} of {len(rows)} claims held on every seed "
         f"(seeds {' '.join(map(str, args.seeds))}; torch threads {torch.get_num_threads()}, "
