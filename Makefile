@@ -97,7 +97,7 @@ data: env
 	$(BIN)/python -m course_utils.data --write data
 
 checkpoints: env
-	$(BIN)/python -m course_utils.seq2seq --write-checkpoints data/checkpoints
+	$(BIN)/python -m course_utils.reversal.checkpoints --write-checkpoints data/checkpoints
 
 # The class report: make grade SUBMISSIONS=path (path/<student>/NN_*.ipynb -> path/grades.csv, path/grades.html)
 .PHONY: grade

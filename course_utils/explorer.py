@@ -228,7 +228,8 @@ def seq2seq_snapshot(model, text: str) -> Snapshot:
     """
     import torch
 
-    from course_utils import data, seq2seq
+    from course_utils import data
+    from course_utils.reversal import decoding, rnn, transformer
 
     if not isinstance(text, str):
         raise TypeError(f"text must be a string of the symbols {data.SYMBOLS!r} but is {type(text).__name__}")
@@ -236,21 +237,21 @@ def seq2seq_snapshot(model, text: str) -> Snapshot:
     if not text:
         raise ValueError(f"text is empty: type a sequence of the symbols {data.SYMBOLS!r}")
     batch = data.collate([data.encode(text)])
-    if isinstance(model, seq2seq.GRUSeq2Seq):
+    if isinstance(model, rnn.GRUSeq2Seq):
         raise ValueError("model is a GRU without attention: it has no attention weights to explore")
-    out, weights = seq2seq.greedy_decode(model, batch.src, batch.src_lengths, return_attention=True)
+    out, weights = decoding.greedy_decode(model, batch.src, batch.src_lengths, return_attention=True)
     steps = out.shape[1]
     written = [_token_label(i) for i in out[0].tolist()]
     read = ["<bos>", *written[:-1]]
     src_labels = list(text)
     name = type(model).__name__
     output_text = data.decode(out[0])
-    if isinstance(model, seq2seq.AttentionGRUSeq2Seq):
+    if isinstance(model, rnn.AttentionGRUSeq2Seq):
         w = weights[0].double().numpy()[None, None]  # (steps, src_len) -> (1 layer, 1 head, steps, src_len)
         view = AttentionView("additive attention", read, src_labels, w, np.ones((steps, len(text))), written)
         return Snapshot(name, text, output_text, {view.name: view})
-    if not isinstance(model, seq2seq.TransformerSeq2Seq):
-        raise TypeError(f"model must be one of course_utils.seq2seq's attention models but is {name}")
+    if not isinstance(model, transformer.TransformerSeq2Seq):
+        raise TypeError(f"model must be one of course_utils.reversal's attention models but is {name}")
     decoder_input = torch.cat([torch.tensor([[data.BOS]]), out[:, :-1]], dim=1)  # (1, steps): BOS + output
     was_training = model.training
     model.eval()

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-import course_utils
-from course_utils import attention, data, efficient, env, heads, masks, seq2seq, timing, training
+from course_utils import attention, data, efficient, env, heads, masks, timing
 from course_utils import numpy_attention as na
+from course_utils.reversal import checkpoints, decoding, rnn, training, transformer
 
 # Modules owned and validated elsewhere, each tested by its own test file. Listed by name so that the
 # walk below stays honest: a module missing from here AND from BAD_INPUT fails the walk.
@@ -24,7 +24,10 @@ VALIDATED_BY_THEIR_OWN_TESTS = {
     "checks": "tests/test_checks.py (the exercise engine)",
     "diagrams": "tests/test_diagrams.py (schematic figures)",
     "plotting": "tests/test_core_units.py and the plotting tests",
-    "seq2seq_plots": "tests/test_seq2seq.py (plots)",
+    "seq2seq": "re-exports course_utils.reversal (rows under reversal.*); tests/reversal/test_decoding.py",
+    "training": "re-exports course_utils.reversal.training (rows under reversal.training.*)",
+    "seq2seq_plots": "re-exports course_utils.reversal.plots; tests/reversal/test_plots.py",
+    "reversal": "a package: its modules are walked below as reversal.<module>",
     "exercises": "its own tests (exercise engine)",
     "misconceptions": "its own tests (exercise engine)",
     "explorer": "its own tests",
@@ -49,7 +52,7 @@ def _mha():
 
 def _gru():
     torch.manual_seed(0)
-    return seq2seq.build_model("gru")
+    return checkpoints.build_model("gru")
 
 
 def _batch():
@@ -376,97 +379,116 @@ BAD_INPUT = {
         (lambda: data.RandomBatchSampler(2, seed=0.5, pool=[(3, 4)]), TypeError, "seed must be an int"),
     ],
     # --------------------------------------------------------------------------------- seq2seq
-    "seq2seq.GRUConfig": [(lambda: seq2seq.GRUConfig(d_hidden=0), ValueError, "GRUConfig.d_hidden")],
-    "seq2seq.TransformerConfig": [
-        (lambda: seq2seq.TransformerConfig(dropout=1.0), ValueError, r"TransformerConfig.dropout must be in \[0, 1\)"),
-        (lambda: seq2seq.TransformerConfig(d_model=30, num_heads=4), ValueError, "not divisible by num_heads 4"),
-        (lambda: seq2seq.TransformerConfig(random_positions=-1), ValueError, "TransformerConfig.random_positions"),
+    "reversal.rnn.GRUConfig": [(lambda: rnn.GRUConfig(d_hidden=0), ValueError, "GRUConfig.d_hidden")],
+    "reversal.transformer.TransformerConfig": [
+        (
+            lambda: transformer.TransformerConfig(dropout=1.0),
+            ValueError,
+            r"TransformerConfig.dropout must be in \[0, 1\)",
+        ),
+        (lambda: transformer.TransformerConfig(d_model=30, num_heads=4), ValueError, "not divisible by num_heads 4"),
+        (lambda: transformer.TransformerConfig(random_positions=-1), ValueError, "TransformerConfig.random_positions"),
     ],
-    "seq2seq.GRUSeq2Seq": [
-        (lambda: seq2seq.GRUSeq2Seq({"d_hidden": 8}), TypeError, "cfg must be a GRUConfig"),
+    "reversal.rnn.GRUSeq2Seq": [
+        (lambda: rnn.GRUSeq2Seq({"d_hidden": 8}), TypeError, "cfg must be a GRUConfig"),
         (lambda: _gru()(src, src_lengths, src.float()), TypeError, "decoder_input must hold integers"),
     ],
-    "seq2seq.AttentionGRUSeq2Seq": [
-        (lambda: seq2seq.AttentionGRUSeq2Seq(seq2seq.TransformerConfig()), TypeError, "cfg must be a GRUConfig"),
+    "reversal.rnn.GRUEncoder": [(lambda: rnn.GRUEncoder({"d_embed": 8}), TypeError, "cfg must be a GRUConfig")],
+    "reversal.transformer.FeedForward": [
+        (lambda: transformer.FeedForward(8, 0), ValueError, "d_ff must be a positive")
     ],
-    "seq2seq.TransformerSeq2Seq": [
-        (lambda: seq2seq.TransformerSeq2Seq(seq2seq.GRUConfig()), TypeError, "cfg must be a TransformerConfig"),
+    "reversal.transformer.EncoderLayer": [
+        (lambda: transformer.EncoderLayer(rnn.GRUConfig()), TypeError, "cfg must be a TransformerConfig")
     ],
-    "seq2seq.AdditiveAttention": [
-        (lambda: seq2seq.AdditiveAttention(4, 0, 4), ValueError, "d_key must be a positive int"),
+    "reversal.transformer.DecoderLayer": [
+        (lambda: transformer.DecoderLayer({"d_model": 8}), TypeError, "cfg must be a TransformerConfig")
+    ],
+    "reversal.decoding.Seq2Seq": [(lambda: decoding.Seq2Seq(), TypeError, "Protocols cannot be instantiated")],
+    "reversal.rnn.AttentionGRUSeq2Seq": [
+        (lambda: rnn.AttentionGRUSeq2Seq(transformer.TransformerConfig()), TypeError, "cfg must be a GRUConfig"),
+    ],
+    "reversal.transformer.TransformerSeq2Seq": [
+        (lambda: transformer.TransformerSeq2Seq(rnn.GRUConfig()), TypeError, "cfg must be a TransformerConfig"),
+    ],
+    "reversal.rnn.AdditiveAttention": [
+        (lambda: rnn.AdditiveAttention(4, 0, 4), ValueError, "d_key must be a positive int"),
         (
-            lambda: seq2seq.AdditiveAttention(4, 6, 5)(torch.ones(2, 4), torch.ones(2, 3, 6), torch.ones(2, 3)),
+            lambda: rnn.AdditiveAttention(4, 6, 5)(torch.ones(2, 4), torch.ones(2, 3, 6), torch.ones(2, 3)),
             TypeError,
             "key_mask must be boolean",
         ),
     ],
-    "seq2seq.additive_scores": [
-        (lambda: seq2seq.additive_scores(torch.ones(2, 4), torch.ones(2, 3, 5), torch.ones(4)), ValueError, "d_attn"),
-        (lambda: seq2seq.additive_scores(np.ones((2, 4)), torch.ones(2, 3, 4), torch.ones(4)), TypeError, "query_part"),
+    "reversal.rnn.additive_scores": [
+        (lambda: rnn.additive_scores(torch.ones(2, 4), torch.ones(2, 3, 5), torch.ones(4)), ValueError, "d_attn"),
+        (lambda: rnn.additive_scores(np.ones((2, 4)), torch.ones(2, 3, 4), torch.ones(4)), TypeError, "query_part"),
     ],
-    "seq2seq.concat_linear_scores": [
+    "reversal.rnn.concat_linear_scores": [
         (
-            lambda: seq2seq.concat_linear_scores(
-                torch.ones(1, 2), torch.ones(1, 3, 2), torch.ones(1, 5), torch.ones(1)
-            ),
+            lambda: rnn.concat_linear_scores(torch.ones(1, 2), torch.ones(1, 3, 2), torch.ones(1, 5), torch.ones(1)),
             ValueError,
             r"weight must be \(1, d_query \+ d_key\)",
         ),
     ],
-    "seq2seq.sinusoidal_positions": [
-        (lambda: seq2seq.sinusoidal_positions(4, 5), ValueError, "d_model must be even"),
-        (lambda: seq2seq.sinusoidal_positions(4.0, 4), TypeError, "num_positions must be an int"),
+    "reversal.transformer.sinusoidal_positions": [
+        (lambda: transformer.sinusoidal_positions(4, 5), ValueError, "d_model must be even"),
+        (lambda: transformer.sinusoidal_positions(4.0, 4), TypeError, "num_positions must be an int"),
     ],
-    "seq2seq.make_decoder_masks": [
-        (lambda: seq2seq.make_decoder_masks(src_lengths, 3, 0), ValueError, "tgt_len must be a positive int"),
-        (lambda: seq2seq.make_decoder_masks([3, 2], 3, 2), TypeError, "src_lengths must be a torch.Tensor"),
+    "reversal.transformer.make_decoder_masks": [
+        (lambda: transformer.make_decoder_masks(src_lengths, 3, 0), ValueError, "tgt_len must be a positive int"),
+        (lambda: transformer.make_decoder_masks([3, 2], 3, 2), TypeError, "src_lengths must be a torch.Tensor"),
     ],
-    "seq2seq.build_model": [
-        (lambda: seq2seq.build_model("lstm"), ValueError, "kind must be one of"),
-        (lambda: seq2seq.build_model("gru", d_model=8), TypeError, "GRUConfig has no field 'd_model'"),
+    "reversal.checkpoints.build_model": [
+        (lambda: checkpoints.build_model("lstm"), ValueError, "kind must be one of"),
+        (lambda: checkpoints.build_model("gru", d_model=8), TypeError, "GRUConfig has no field 'd_model'"),
     ],
-    "seq2seq.count_parameters": [
-        (lambda: seq2seq.count_parameters("gru"), TypeError, "model must be a torch.nn.Module")
+    "reversal.checkpoints.count_parameters": [
+        (lambda: checkpoints.count_parameters("gru"), TypeError, "model must be a torch.nn.Module")
     ],
-    "seq2seq.greedy_decode": [
-        (lambda: seq2seq.greedy_decode(_gru(), src, src_lengths, max_len=3.5), TypeError, "max_len must be an int"),
-        (lambda: seq2seq.greedy_decode(_gru(), src, src_lengths, max_len=0), ValueError, "max_len must be a positive"),
-        (lambda: seq2seq.greedy_decode(_mha(), src, src_lengths), TypeError, "model must be one of this module's"),
-    ],
-    "seq2seq.check_source": [
-        (lambda: seq2seq.check_source(src.numpy(), src_lengths), TypeError, "src must be a torch.Tensor"),
+    "reversal.decoding.greedy_decode": [
         (
-            lambda: seq2seq.check_source(src, torch.tensor([4, 1])),
+            lambda: decoding.greedy_decode(_gru(), src, src_lengths, max_steps=3.5),
+            TypeError,
+            "max_steps must be an int",
+        ),
+        (lambda: decoding.greedy_decode(_gru(), src, src_lengths, max_steps=0), ValueError, "max_steps must be a pos"),
+        (lambda: decoding.greedy_decode(_mha(), src, src_lengths), TypeError, "model must be a reversal model"),
+    ],
+    "reversal.decoding.check_source": [
+        (lambda: decoding.check_source(src.numpy(), src_lengths), TypeError, "src must be a torch.Tensor"),
+        (
+            lambda: decoding.check_source(src, torch.tensor([4, 1])),
             ValueError,
             r"src_lengths must lie in \[1, src_len=3\]",
         ),
     ],
-    "seq2seq.load_pretrained": [
-        (lambda: seq2seq.load_pretrained("../outside"), ValueError, "name must be a plain checkpoint name"),
-        (lambda: seq2seq.load_pretrained(3), TypeError, "name must be a checkpoint name"),
-        (lambda: seq2seq.load_pretrained("nope"), FileNotFoundError, "no checkpoint nope.pt"),
+    "reversal.checkpoints.load_pretrained": [
+        (lambda: checkpoints.load_pretrained("../outside"), ValueError, "name must be a plain checkpoint name"),
+        (lambda: checkpoints.load_pretrained(3), TypeError, "name must be a checkpoint name"),
+        (lambda: checkpoints.load_pretrained("nope"), FileNotFoundError, "no checkpoint nope.pt"),
     ],
-    "seq2seq.save_checkpoint": [
-        (lambda: seq2seq.save_checkpoint(_mha(), "x.pt"), TypeError, "model must be one of"),
-        (lambda: seq2seq.save_checkpoint(_gru(), "model.pth"), ValueError, "path must end in .pt"),
+    "reversal.checkpoints.save_checkpoint": [
+        (lambda: checkpoints.save_checkpoint(_mha(), "x.pt"), TypeError, "model must be one of"),
+        (lambda: checkpoints.save_checkpoint(_gru(), "model.pth"), ValueError, "path must end in .pt"),
     ],
     # -------------------------------------------------------------------------------- training
-    "training.TrainConfig": [
+    "reversal.training.TrainConfig": [
         (lambda: training.TrainConfig(steps=0), ValueError, "TrainConfig.steps must be a positive int"),
         (lambda: training.TrainConfig(lr=0.0), ValueError, "TrainConfig.lr must be > 0"),
         (lambda: training.TrainConfig(min_len=9, max_len=4), ValueError, "min_len <= max_len"),
         (lambda: training.TrainConfig(betas=0.9), TypeError, "TrainConfig.betas must be a pair"),
     ],
-    "training.Adam": [
-        (lambda: training.Adam(_mha().parameters(), lr=-1.0), ValueError, "lr must be > 0"),
-        (lambda: training.Adam(torch.ones(2), lr=0.1), TypeError, "params must be an iterable of tensors"),
+    "reversal.training.make_optimizer": [
+        (lambda: training.make_optimizer(_mha(), training.TrainConfig()), TypeError, "model must be a reversal model"),
+        (lambda: training.make_optimizer(_gru(), {"lr": 0.1}), TypeError, "config must be a TrainConfig"),
     ],
-    "training.recipe": [
+    "reversal.training.recipe": [
         (lambda: training.recipe("lstm"), ValueError, "kind must be one of"),
         (lambda: training.recipe("gru", step=3), TypeError, "TrainConfig has no field 'step'"),
     ],
-    "training.TrainResult": [(lambda: training.TrainResult(steps=-1, seconds=0.0), ValueError, "TrainResult.steps")],
-    "training.EvalResult": [
+    "reversal.training.TrainResult": [
+        (lambda: training.TrainResult(steps=-1, seconds=0.0), ValueError, "TrainResult.steps")
+    ],
+    "reversal.training.EvalResult": [
         (
             lambda: training.EvalResult(1.0, 1.0, 1, {4: (1.0, 1.0, 1)}).bucket(9, 12),
             ValueError,
@@ -474,12 +496,14 @@ BAD_INPUT = {
         ),
         (lambda: training.EvalResult(1.0, 1.0, 1, []), TypeError, "EvalResult.by_length must be a dict"),
     ],
-    "training.sequence_loss": [
+    "reversal.training.sequence_loss": [
         (lambda: training.sequence_loss(torch.ones(2, 3, 5), torch.ones(2, 3)), TypeError, "target must hold integers"),
         (lambda: training.sequence_loss(torch.ones(2, 3, 5), src[:, :2]), ValueError, "disagree on"),
     ],
-    "training.leaky_batch": [(lambda: training.leaky_batch([1]), TypeError, "batch must be a course_utils.data.Batch")],
-    "training.train_step": [
+    "reversal.training.leaky_batch": [
+        (lambda: training.leaky_batch([1]), TypeError, "batch must be a course_utils.data.Batch")
+    ],
+    "reversal.training.train_step": [
         (lambda: training.train_step(_gru(), object(), _batch()), TypeError, "optimizer must have step"),
         (
             lambda: training.train_step(_gru(), torch.optim.SGD(_mha().parameters(), lr=0.1), [1]),
@@ -487,23 +511,26 @@ BAD_INPUT = {
             "batch must be",
         ),
     ],
-    "training.train": [
+    "reversal.training.train": [
         (lambda: training.train(_gru(), {"steps": 1}), TypeError, "config must be a TrainConfig"),
-        (lambda: training.train("gru"), TypeError, "model must be a course_utils.seq2seq model"),
+        (lambda: training.train("gru"), TypeError, "model must be a reversal model"),
         (lambda: training.train(_gru(), training.TrainConfig(steps=1), device="cdua"), ValueError, "cdua"),
     ],
-    "training.evaluate": [
+    "reversal.training.evaluate": [
         (lambda: training.evaluate(_gru(), [], batch_size=4), ValueError, "sequences is empty"),
         (lambda: training.evaluate(_gru(), _batch(), batch_size=0), ValueError, "batch_size must be a positive int"),
     ],
-    "training.teacher_forced_accuracy": [
+    "reversal.training.teacher_forced_accuracy": [
         (lambda: training.teacher_forced_accuracy(_gru(), _batch(), leak=1), TypeError, "leak must be True or False"),
     ],
 }
 
 
 def _public_callables():
-    for module_name in course_utils.__all__:
+    import course_utils.reversal
+
+    reversal_modules = [f"reversal.{name}" for name in course_utils.reversal.__all__ if name != "plots"]
+    for module_name in [*course_utils.__all__, *reversal_modules]:
         if module_name.startswith("__") or module_name in VALIDATED_BY_THEIR_OWN_TESTS:
             continue
         module = importlib.import_module(f"course_utils.{module_name}")
@@ -520,7 +547,7 @@ def test_every_public_callable_is_in_the_table():
 
 
 def test_allow_list_names_real_modules_only_when_owned_elsewhere():
-    mine = {name.split(".")[0] for name in BAD_INPUT}
+    mine = {name.rsplit(".", 1)[0] for name in BAD_INPUT}
     assert not mine & set(VALIDATED_BY_THEIR_OWN_TESTS)
 
 
@@ -543,6 +570,6 @@ def test_bad_input_is_refused_with_a_clear_message(call, error, fragment):
 def test_argument_free_callables_really_take_no_arguments(name):
     import inspect
 
-    module_name, attr = name.split(".")
+    module_name, attr = name.rsplit(".", 1)
     function = getattr(importlib.import_module(f"course_utils.{module_name}"), attr)
     assert not inspect.signature(function).parameters, f"{name} takes arguments: give it bad-input rows"

@@ -1,10 +1,11 @@
-"""Checkpoints are verified before they are trusted; data files too. Every refusal names the file.
+"""course_utils.reversal.checkpoints: build, save, load; checkpoints are verified before they are trusted; data files too. Every refusal names the file.
 
 All corruption happens on temporary copies: the shipped files are never modified.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -14,7 +15,8 @@ import zipfile
 import pytest
 import torch
 
-from course_utils import _manifest, data, seq2seq
+from course_utils import _manifest, data, env
+from course_utils.reversal import checkpoints
 
 SHIPPED = data.data_dir() / "checkpoints"
 
@@ -50,13 +52,13 @@ def _tensor_byte_offset(path) -> int:
 
 def test_manifest_lists_every_shipped_checkpoint_with_its_digest_kind_and_config():
     entries = _manifest.read_manifest(SHIPPED)
-    assert sorted(entries) == sorted(seq2seq.PRETRAINED) == sorted(p.stem for p in SHIPPED.glob("*.pt"))
+    assert sorted(entries) == sorted(checkpoints.PRETRAINED) == sorted(p.stem for p in SHIPPED.glob("*.pt"))
     for name, entry in entries.items():
         raw = (SHIPPED / entry["file"]).read_bytes()
         assert entry["sha256"] == _manifest.sha256_hex(raw) and entry["bytes"] == len(raw), name
-        kind, overrides, _ = seq2seq.PRETRAINED[name]
+        kind, overrides, _ = checkpoints.PRETRAINED[name]
         assert entry["kind"] == kind
-        assert entry["config"] == seq2seq._expected(name, entry)[1]
+        assert entry["config"] == checkpoints._expected(name, entry)[1]
 
 
 def test_data_readme_lists_the_manifest_digests():
@@ -67,8 +69,8 @@ def test_data_readme_lists_the_manifest_digests():
 
 
 def test_every_shipped_checkpoint_loads(folder):
-    for name in seq2seq.PRETRAINED:
-        model = seq2seq.load_pretrained(name, directory=folder)
+    for name in checkpoints.PRETRAINED:
+        model = checkpoints.load_pretrained(name, directory=folder)
         assert not model.training
 
 
@@ -80,7 +82,7 @@ def test_flipped_byte_inside_a_tensor_is_refused_before_unpickling(folder):
     path.write_bytes(bytes(raw))
     expected = _manifest.read_manifest(folder)["gru"]["sha256"]
     with pytest.raises(ValueError, match=r"checksum mismatch for gru\.pt") as info:
-        seq2seq.load_pretrained("gru", directory=folder)
+        checkpoints.load_pretrained("gru", directory=folder)
     message = str(info.value)
     assert expected in message and _manifest.sha256_hex(bytes(raw)) in message and "not unpickled" in message
     # the same flipped byte would have loaded silently without the digest: torch itself does not notice
@@ -96,37 +98,37 @@ def test_truncated_or_empty_file_is_refused_with_its_name(folder, how):
     raw = path.read_bytes()
     path.write_bytes(raw[: len(raw) // 2] if how == "truncated" else b"")
     with pytest.raises(ValueError, match=r"transformer\.pt.*(truncated|empty)"):
-        seq2seq.load_pretrained("transformer", directory=folder)
+        checkpoints.load_pretrained("transformer", directory=folder)
     _relist(folder, "transformer")  # even when the manifest agrees, the file cannot be read
     with pytest.raises(ValueError, match=r"transformer\.pt could not be read as a checkpoint"):
-        seq2seq.load_pretrained("transformer", directory=folder)
+        checkpoints.load_pretrained("transformer", directory=folder)
 
 
 def test_bare_state_dict_is_refused_with_its_name(folder):
     path = folder / "gru.pt"
-    torch.save(seq2seq.build_model("gru").state_dict(), path)
+    torch.save(checkpoints.build_model("gru").state_dict(), path)
     with pytest.raises(ValueError, match=r"checksum mismatch for gru\.pt"):
-        seq2seq.load_pretrained("gru", directory=folder)
+        checkpoints.load_pretrained("gru", directory=folder)
     _relist(folder, "gru")
     with pytest.raises(ValueError, match=r"gru\.pt holds a bare state_dict"):
-        seq2seq.load_pretrained("gru", directory=folder)
+        checkpoints.load_pretrained("gru", directory=folder)
 
 
 def test_wrong_model_under_a_name_is_refused(folder):
     shutil.copy(folder / "transformer.pt", folder / "gru.pt")
     _relist(folder, "gru")
     with pytest.raises(ValueError, match=r"gru\.pt holds a 'transformer' model but 'gru' is a 'gru' checkpoint"):
-        seq2seq.load_pretrained("gru", directory=folder)
+        checkpoints.load_pretrained("gru", directory=folder)
 
 
 def test_wrong_architecture_is_refused_with_its_name(folder):
     path = folder / "gru.pt"
     payload = torch.load(path, weights_only=True)
-    payload["state_dict"] = seq2seq.build_model("gru_attention").state_dict()  # kind and config say "gru"
+    payload["state_dict"] = checkpoints.build_model("gru_attention").state_dict()  # kind and config say "gru"
     torch.save(payload, path)
     _relist(folder, "gru")
     with pytest.raises(ValueError, match=r"gru\.pt: its weights do not fit a 'gru' model"):
-        seq2seq.load_pretrained("gru", directory=folder)
+        checkpoints.load_pretrained("gru", directory=folder)
 
 
 def test_changed_config_is_refused_with_its_name(folder):
@@ -136,54 +138,54 @@ def test_changed_config_is_refused_with_its_name(folder):
     torch.save(payload, path)
     _relist(folder, "transformer")
     with pytest.raises(ValueError, match=r"transformer\.pt holds a 'transformer' config that differs .*num_heads"):
-        seq2seq.load_pretrained("transformer", directory=folder)
+        checkpoints.load_pretrained("transformer", directory=folder)
 
 
 @pytest.mark.parametrize("name", ["../outside", "checkpoints/gru", "/etc/passwd", "gru.pt", "", ".hidden"])
 def test_names_outside_the_folder_are_refused(folder, name):
     (folder.parent / "outside.pt").write_bytes((folder / "gru.pt").read_bytes())
     with pytest.raises(ValueError, match="name must be a plain checkpoint name"):
-        seq2seq.load_pretrained(name, directory=folder)
+        checkpoints.load_pretrained(name, directory=folder)
 
 
 def test_symlink_leaving_the_folder_is_refused(folder):
     (folder.parent / "elsewhere.pt").write_bytes((folder / "gru.pt").read_bytes())
     (folder / "sneaky.pt").symlink_to(folder.parent / "elsewhere.pt")
     with pytest.raises(ValueError, match=r"sneaky\.pt .* points outside the folder"):
-        seq2seq.load_pretrained("sneaky", directory=folder)
+        checkpoints.load_pretrained("sneaky", directory=folder)
 
 
 def test_unlisted_file_is_refused(folder):
     shutil.copy(folder / "gru.pt", folder / "copy.pt")
     with pytest.raises(ValueError, match=r"copy\.pt .* is not listed in MANIFEST\.json"):
-        seq2seq.load_pretrained("copy", directory=folder)
+        checkpoints.load_pretrained("copy", directory=folder)
 
 
 def test_missing_manifest_means_nothing_loads(folder):
     (folder / _manifest.MANIFEST_NAME).unlink()
     with pytest.raises(ValueError, match=r"gru\.pt .* is not listed in MANIFEST\.json"):
-        seq2seq.load_pretrained("gru", directory=folder)
+        checkpoints.load_pretrained("gru", directory=folder)
 
 
 def test_broken_manifest_is_named(folder):
     (folder / _manifest.MANIFEST_NAME).write_text("{not json")
     with pytest.raises(ValueError, match=r"MANIFEST\.json is not a valid checkpoint manifest"):
-        seq2seq.load_pretrained("gru", directory=folder)
+        checkpoints.load_pretrained("gru", directory=folder)
 
 
 def test_save_checkpoint_records_the_manifest_and_round_trips(tmp_path):
     torch.manual_seed(0)
-    model = seq2seq.build_model("transformer", num_layers=1, d_model=16, num_heads=2)
-    digest = seq2seq.save_checkpoint(model, tmp_path / "mine.pt")
+    model = checkpoints.build_model("transformer", num_layers=1, d_model=16, num_heads=2)
+    digest = checkpoints.save_checkpoint(model, tmp_path / "mine.pt")
     entry = json.loads((tmp_path / "MANIFEST.json").read_text())["checkpoints"]["mine"]
     assert entry["sha256"] == digest == _manifest.sha256_hex((tmp_path / "mine.pt").read_bytes())
     assert entry["kind"] == "transformer" and entry["config"]["d_model"] == 16
-    loaded = seq2seq.load_pretrained("mine", directory=tmp_path)
+    loaded = checkpoints.load_pretrained("mine", directory=tmp_path)
     for (name, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items(), strict=True):
         assert torch.equal(a, b), name
     # a second save of other weights under the same name replaces the entry, and the old digest no longer loads
     torch.manual_seed(1)
-    seq2seq.save_checkpoint(seq2seq.build_model("transformer", d_model=16, num_heads=2), tmp_path / "mine.pt")
+    checkpoints.save_checkpoint(checkpoints.build_model("transformer", d_model=16, num_heads=2), tmp_path / "mine.pt")
     assert json.loads((tmp_path / "MANIFEST.json").read_text())["checkpoints"]["mine"]["sha256"] != digest
 
 
@@ -203,3 +205,56 @@ def test_data_file_corruption_is_refused_with_its_name(tmp_path):
     with pytest.raises(ValueError, match=r"reversal_val\.txt"):
         data.load_split("val", tmp_path)
     assert data.load_split("test", tmp_path) == data.load_split("test")  # the intact copies still load
+
+
+def small(kind: str, **config):
+    env.set_seed(0)
+    return checkpoints.build_model(kind, **config).eval()
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return data.collate([data.encode("abcdefg"), data.encode("hij"), data.encode("jihgfedcba")])
+
+
+def test_build_model_and_checkpoint_round_trip(tmp_path, batch):
+    with pytest.raises(ValueError, match="kind must be one of"):
+        checkpoints.build_model("lstm")
+    model = small("transformer", positional_encoding=False)
+    digest = checkpoints.save_checkpoint(model, tmp_path / "tiny.pt")
+    assert len(digest) == 64
+    loaded = checkpoints.load_pretrained("tiny", directory=tmp_path)
+    assert loaded.config == model.config and not loaded.training
+    torch.testing.assert_close(
+        loaded(batch.src, batch.src_lengths, batch.decoder_input),
+        model(batch.src, batch.src_lengths, batch.decoder_input),
+    )
+    payload = torch.load(tmp_path / "tiny.pt", weights_only=True)
+    assert set(payload) == {"kind", "config", "state_dict"}
+    with pytest.raises(FileNotFoundError, match="write-checkpoints"):
+        checkpoints.load_pretrained("missing", directory=tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(checkpoints.PRETRAINED))
+def test_shipped_checkpoints_load_and_are_small(name):
+    path = data.data_dir() / "checkpoints" / f"{name}.pt"
+    assert path.stat().st_size < 1_000_000
+    model = checkpoints.load_pretrained(name)
+    kind, config, _ = checkpoints.PRETRAINED[name]
+    assert type(model) is type(checkpoints.build_model(kind, **config)) and not model.training
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert f"{digest}  checkpoints/{name}.pt" in (data.data_dir() / "README.md").read_text()
+
+
+def test_kind_map_is_derived_and_configs_are_checked():
+    assert {kind: model_cls for model_cls, kind in checkpoints._KIND.items()} == {
+        kind: model_cls for kind, (model_cls, _) in checkpoints._MODELS.items()
+    }
+    with pytest.raises(TypeError, match="GRUConfig has no field 'd_model'"):
+        checkpoints.build_model("gru", d_model=8)
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module"):
+        checkpoints.count_parameters("gru")
+    with pytest.raises(TypeError, match="model must be one of"):
+        checkpoints.save_checkpoint(torch.nn.Linear(2, 2), "x.pt")
+    with pytest.raises(ValueError, match="path must end in .pt"):
+        checkpoints.save_checkpoint(small("gru"), "model.pth")

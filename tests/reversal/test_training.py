@@ -1,4 +1,4 @@
-"""course_utils.training: loss, metrics, the seed's leak, and the training loop."""
+"""course_utils.reversal.training: loss, metrics, the seed's leak, train_step and the training loop."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_utils import data, env, seq2seq, training
+from course_utils import data, env
+from course_utils.reversal import checkpoints, training
 
 
 class _Oracle(torch.nn.Module):
@@ -28,7 +29,7 @@ class _Oracle(torch.nn.Module):
         width = max(map(len, rows))
         return torch.tensor([r + [data.PAD] * (width - len(r)) for r in rows])
 
-    def init_state(self, src, src_lengths):
+    def init_state(self, src, src_lengths, max_steps=None):
         return {"answers": self._answers(src, src_lengths), "t": 0}
 
     def decode_step(self, state, tokens):
@@ -109,8 +110,8 @@ def test_recipes_and_schedule():
 
 def _tiny_run(**overrides):
     env.set_seed(0)
-    model = seq2seq.build_model("gru", d_embed=8, d_encoder=8, d_hidden=8)
-    cfg = training.TrainConfig(steps=6, batch_size=8, max_len=6, eval_every=3, eval_gate=0.0, **overrides)
+    model = checkpoints.build_model("gru", d_embed=8, d_encoder=8, d_hidden=8)
+    cfg = training.TrainConfig(steps=6, batch_size=8, max_len=6, eval_every=3, eval_below_loss=1e9, **overrides)
     return model, training.train(model, cfg, val=SEQUENCES[:2], progress=False)
 
 
@@ -123,51 +124,125 @@ def test_train_is_repeatable_and_records_history():
     for a, b in zip(model_a.parameters(), model_b.parameters(), strict=True):
         assert torch.equal(a, b)
     assert not model_a.training and all(math.isfinite(x) for x in result_a.losses)
-    assert result_a.seconds_to_target is None
 
 
 def test_train_stops_at_target_and_at_time_budget():
     _, result = _tiny_run(target_exact=0.0)
     assert result.stopped_because == "target" and result.steps == 3 and result.reached_target
-    assert result.seconds_to_target == result.history[-1][1]
     _, result = _tiny_run(target_exact=None, time_budget_s=0.0)
     assert result.stopped_because == "time_budget" and result.steps == 1 and len(result.history) == 1
 
 
 def test_train_rejects_bad_config():
     with pytest.raises(ValueError, match="steps"):
-        training.train(seq2seq.build_model("gru"), training.TrainConfig(steps=0), progress=False)
+        training.train(checkpoints.build_model("gru"), training.TrainConfig(steps=0), progress=False)
 
 
-def _course_imports(module_name: str) -> set[str]:
-    """Every course_utils module that ``module_name`` imports, directly or through others."""
+def test_train_step_is_the_step_train_takes():
+    """train_step(model, optimizer, batch) updates the weights exactly as train's first step does."""
+    cfg = training.recipe("gru_attention", steps=1, warmup_steps=0, cosine_decay=False, target_exact=None)
+    env.set_seed(0)
+    by_train = checkpoints.build_model("gru_attention")
+    by_step = copy.deepcopy(by_train)
+    result = training.train(by_train, cfg, val=[], progress=False)
+    batch = next(data.RandomBatchSampler(cfg.batch_size, cfg.min_len, cfg.max_len, seed=cfg.seed))
+    by_step.train()
+    loss = training.train_step(by_step, torch.optim.Adam(by_step.parameters(), lr=cfg.lr), batch)
+    assert loss == pytest.approx(result.losses[0], rel=1e-6)
+    for (name, a), b in zip(by_train.state_dict().items(), by_step.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0, msg=name)
+
+
+def test_make_optimizer_schedules_warmup_then_cosine():
+    env.set_seed(0)
+    model = checkpoints.build_model("gru", d_embed=8, d_encoder=8, d_hidden=8)
+    cfg = training.TrainConfig(steps=40, warmup_steps=10, lr=0.5)
+    optimizer, scheduler = training.make_optimizer(model, cfg)
+    assert isinstance(optimizer, torch.optim.Adam)
+    lrs = []
+    for _ in range(41):
+        lrs.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    assert lrs == pytest.approx([0.5 * training._lr_factor(i, cfg) for i in range(41)])
+    assert lrs[0] == pytest.approx(0.05) and lrs[9] == pytest.approx(0.5) and lrs[40] == pytest.approx(0.0)
+
+
+def test_validation_set_spreads_over_the_training_lengths():
+    val = training._validation_set(training.TrainConfig(val_size=100, min_len=4, max_len=12))
+    assert len(val) == 100 and {len(s) for s in val} >= {4, 8, 12} and max(map(len, val)) <= 12
+
+
+def _imports(module_name: str) -> set[str]:
+    """The course_utils modules that ``module_name`` imports directly (parsed, not run)."""
     import ast
     import importlib
 
+    tree = ast.parse(open(importlib.import_module(module_name).__file__).read())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("course_utils"):
+            if node.module in ("course_utils", "course_utils.reversal"):
+                found |= {f"{node.module}.{a.name}" for a in node.names}
+            else:
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("course_utils")}
+    return found
+
+
+def _closure(module_name: str) -> set[str]:
     seen, todo = set(), [module_name]
     while todo:
-        name = todo.pop()
-        tree = ast.parse(open(importlib.import_module(name).__file__).read())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("course_utils"):
-                found = (
-                    [node.module] if node.module != "course_utils" else [f"course_utils.{a.name}" for a in node.names]
-                )
-            elif isinstance(node, ast.Import):
-                found = [a.name for a in node.names if a.name.startswith("course_utils")]
-            else:
-                continue
-            for dep in found:
-                if dep not in seen:
-                    seen.add(dep)
-                    todo.append(dep)
+        for dep in _imports(todo.pop()):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
     return seen
 
 
-def test_training_never_imports_plotting():
-    deps = _course_imports("course_utils.training")
-    assert {"course_utils.seq2seq", "course_utils.data"} <= deps  # the walk does find imports ...
-    assert "course_utils.plotting" not in deps  # ... and plotting is not among them
+REVERSAL = ["decoding", "rnn", "transformer", "training", "checkpoints", "plots"]
+MODELS_AND_ABOVE = {f"course_utils.reversal.{m}" for m in ("rnn", "transformer", "checkpoints")}
+
+
+def test_import_graph_points_one_way():
+    """training and decoding never reach a concrete model or the checkpoints; nothing imports plots or back up."""
+    for name in ("training", "decoding"):
+        deps = _closure(f"course_utils.reversal.{name}")
+        assert "course_utils.data" in deps  # the walk does find imports ...
+        assert not deps & MODELS_AND_ABOVE, (name, deps & MODELS_AND_ABOVE)  # ... and no model among them
+        assert "course_utils.plotting" not in deps
+    for name in REVERSAL:
+        deps = _closure(f"course_utils.reversal.{name}")
+        assert f"course_utils.reversal.{name}" not in deps, f"{name} is in an import cycle"
+        assert not deps & {"course_utils.seq2seq", "course_utils.training", "course_utils.seq2seq_plots"}, name
+        if name != "plots":
+            assert "course_utils.reversal.plots" not in deps
+    assert _imports("course_utils.reversal.checkpoints") >= MODELS_AND_ABOVE - {"course_utils.reversal.checkpoints"}
+
+
+# ------------------------------------------------------------------------------------------- bad input
+
+
+def test_bad_input_names_the_argument():
+    model = checkpoints.build_model("gru", d_embed=8, d_encoder=8, d_hidden=8)
+    batch = data.collate([data.encode("abc")])
+    with pytest.raises(ValueError, match="TrainConfig.steps must be a positive int"):
+        training.TrainConfig(steps=0)
+    with pytest.raises(ValueError, match="min_len <= max_len"):
+        training.TrainConfig(min_len=9, max_len=4)
+    with pytest.raises(TypeError, match="TrainConfig has no field 'step'"):
+        training.recipe("gru", step=3)
+    with pytest.raises(TypeError, match="optimizer must have step"):
+        training.train_step(model, object(), batch)
+    with pytest.raises(TypeError, match="batch must be a course_utils.data.Batch"):
+        training.train_step(model, torch.optim.SGD(model.parameters(), lr=0.1), (batch.src,))
+    with pytest.raises(ValueError, match="grad_clip"):
+        training.train_step(model, torch.optim.SGD(model.parameters(), lr=0.1), batch, grad_clip=-1.0)
+    with pytest.raises(TypeError, match="model must be a reversal model"):
+        training.train("gru")
+    with pytest.raises(TypeError, match="config must be a TrainConfig"):
+        training.make_optimizer(model, {"lr": 0.1})
 
 
 # ------------------------------------------------------------------------------------ slow
@@ -177,7 +252,7 @@ def test_training_never_imports_plotting():
 @pytest.mark.parametrize("kind", ["gru_attention", "transformer"])
 def test_attention_models_reach_99_percent_exact(kind):
     env.set_seed(0)
-    model = seq2seq.build_model(kind)
+    model = checkpoints.build_model(kind)
     result = training.train(model, training.recipe(kind), progress=False)
     assert result.reached_target
     test = training.evaluate(model, data.load_split("test"))
@@ -187,48 +262,9 @@ def test_attention_models_reach_99_percent_exact(kind):
 @pytest.mark.slow
 def test_the_seed_leak_looks_perfect_teacher_forced_and_fails_free_running():
     env.set_seed(0)
-    model = seq2seq.build_model("gru")
+    model = checkpoints.build_model("gru")
     training.train(model, training.recipe("gru", steps=60, leak=True), progress=False)
     test = data.load_split("test")[::10]
     assert training.teacher_forced_accuracy(model, test, leak=True) > 0.95
     free = training.evaluate(model, test)
     assert free.exact_accuracy < 0.02 and free.token_accuracy < 0.3
-
-
-def test_our_adam_matches_torch_adam():
-    torch.manual_seed(0)
-    ours_model = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3))
-    torch_model = copy.deepcopy(ours_model)
-    ours = training.Adam(ours_model.parameters(), lr=0.01, betas=(0.8, 0.99))
-    reference = torch.optim.Adam(torch_model.parameters(), lr=0.01, betas=(0.8, 0.99))
-    for step in range(20):
-        x = torch.randn(4, 5)
-        for model, opt in ((ours_model, ours), (torch_model, reference)):
-            opt.zero_grad()
-            model(x).pow(2).sum().backward()
-        lr = 0.01 * (1 - step / 20)
-        for group in reference.param_groups:
-            group["lr"] = lr
-        ours.step(lr=lr)
-        reference.step()
-    for a, b in zip(ours_model.parameters(), torch_model.parameters(), strict=True):
-        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
-
-
-def test_train_step_is_the_step_train_takes():
-    """train_step(model, optimizer, batch) updates the weights exactly as train's first step does."""
-    cfg = training.recipe("gru_attention", steps=1, warmup_steps=0, cosine_decay=False, target_exact=None)
-    env.set_seed(0)
-    by_train = seq2seq.build_model("gru_attention")
-    by_step = copy.deepcopy(by_train)
-    result = training.train(by_train, cfg, val=[], progress=False)
-    batch = next(data.RandomBatchSampler(cfg.batch_size, cfg.min_len, cfg.max_len, seed=cfg.seed))
-    by_step.train()
-    loss = training.train_step(by_step, training.Adam(by_step.parameters(), lr=cfg.lr), batch)
-    assert loss == pytest.approx(result.losses[0], rel=1e-6)
-    for (name, a), b in zip(by_train.state_dict().items(), by_step.state_dict().values(), strict=True):
-        assert torch.allclose(a, b, atol=1e-6), name
-    with pytest.raises(TypeError, match="optimizer"):
-        training.train_step(by_step, object(), batch)
-    with pytest.raises(TypeError, match="batch"):
-        training.train_step(by_step, training.Adam(by_step.parameters(), lr=1e-3), (batch.src,))

@@ -1,4 +1,4 @@
-"""The reversal lessons' line plots tell their lines apart without colour (issue 14).
+"""course_utils.reversal.plots: the reversal lessons' line plots tell their lines apart without colour (issue 14).
 
 Every pair of lines must differ in marker or dash pattern, so the figure still reads when printed in
 grey or seen with a colour-vision deficiency.
@@ -14,7 +14,8 @@ from types import SimpleNamespace  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from course_utils import plotting, seq2seq_plots  # noqa: E402
+from course_utils import plotting  # noqa: E402
+from course_utils.reversal import plots  # noqa: E402
 
 
 def _dash(line) -> tuple:
@@ -51,26 +52,11 @@ def _train(start: float):
 @pytest.mark.parametrize("count", [2, 3, len(plotting.LINE_STYLES)])
 def test_accuracy_by_length_lines_differ_by_marker_or_dash(count):
     results = {f"model {i}": _eval(1.0 - 0.1 * i) for i in range(count)}
-    ax = seq2seq_plots.plot_accuracy_by_length(results, train_max_len=10)
+    ax = plots.plot_accuracy_by_length(results, train_max_len=10)
     try:
         assert_lines_differ_without_colour(ax)
         dashes = {_dash(line) for line in ax.get_lines()}
         assert len(dashes) == count, f"{count} lines but only {len(dashes)} dash patterns"
-    finally:
-        plt.close(ax.figure)
-
-
-@pytest.mark.parametrize("count", [2, 3, len(plotting.LINE_STYLES)])
-def test_loss_lines_differ_by_marker_or_dash(count):
-    results = {f"model {i}": _train(3.0 + i) for i in range(count)}
-    ax = seq2seq_plots.plot_losses(results, smooth=10)
-    try:
-        assert_lines_differ_without_colour(ax)
-        for line in ax.get_lines():
-            shown = len(line.get_xdata()[:: line.get_markevery()])
-            assert 5 <= shown <= 20, (
-                f"line {line.get_label()!r} draws {shown} markers (want a handful, not one per step)"
-            )
     finally:
         plt.close(ax.figure)
 

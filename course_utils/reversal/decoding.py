@@ -1,0 +1,140 @@
+"""The model contract every reversal model keeps, and greedy decoding written once against it.
+
+Introduced in ``notebooks/07_seq2seq_rnn_attention.ipynb``; used again in ``08_transformer_reversal``.
+
+A model is anything with the three methods of :class:`Seq2Seq`; :func:`greedy_decode` and
+``course_utils.reversal.training`` call only those, so they never import a concrete model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+
+from course_utils import _validation as validate
+from course_utils.data import BOS, EOS, PAD, check_token_ids
+
+__all__ = ["Seq2Seq", "check_source", "greedy_decode"]
+
+
+@runtime_checkable
+class Seq2Seq(Protocol):
+    """What a reversal model provides (``GRUSeq2Seq``, ``AttentionGRUSeq2Seq``, ``TransformerSeq2Seq``).
+
+    - ``forward(src, src_lengths, decoder_input, return_attention=False)`` -> logits
+      ``(batch, tgt_len, vocab)`` with teacher forcing, plus the cross-attention weights when asked;
+    - ``init_state(src, src_lengths, max_steps=None)`` -> a decoding state for at most ``max_steps`` steps;
+    - ``decode_step(state, tokens)`` with tokens ``(batch,)`` -> ``(logits (batch, vocab), state, weights or None)``.
+    """
+
+    def forward(self, src, src_lengths, decoder_input, return_attention: bool = False) -> Any: ...
+
+    def init_state(self, src, src_lengths, max_steps: int | None = None) -> Any: ...
+
+    def decode_step(self, state, tokens) -> tuple[torch.Tensor, Any, torch.Tensor | None]: ...
+
+
+def check_source(src, src_lengths) -> None:
+    """Validate a padded source batch; raise ``ValueError`` naming the argument and the shapes.
+
+    src : LongTensor (batch, src_len) of token ids in ``[0, vocab)``; src_lengths : (batch,) in ``[1, src_len]``.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    validate.torch_tensor("src", src)
+    validate.integer_tensor("src_lengths", src_lengths)
+    if src.dim() != 2:
+        raise ValueError(f"src must be (batch, src_len) but has shape {tuple(src.shape)}")
+    if src.shape[0] == 0 or src.shape[1] == 0:
+        raise ValueError(f"src is empty (shape {tuple(src.shape)}): decode needs at least one sequence")
+    if src.dtype.is_floating_point or src.dtype == torch.bool:
+        raise TypeError(f"src must hold integer token ids but has dtype {src.dtype}")
+    check_token_ids(src, "src")
+    if src_lengths.shape != (src.shape[0],):
+        raise ValueError(f"src_lengths must be (batch,) = ({src.shape[0]},) but has shape {tuple(src_lengths.shape)}")
+    if int(src_lengths.min()) < 1 or int(src_lengths.max()) > src.shape[1]:
+        raise ValueError(f"src_lengths must lie in [1, src_len={src.shape[1]}] but are {src_lengths.tolist()}")
+
+
+def _check_decoder_input(decoder_input, batch: int) -> None:
+    validate.integer_tensor("decoder_input", decoder_input)
+    if decoder_input.dim() != 2 or decoder_input.shape[0] != batch:
+        raise ValueError(f"decoder_input must be (batch={batch}, tgt_len) but has shape {tuple(decoder_input.shape)}")
+    check_token_ids(decoder_input, "decoder_input")
+
+
+def _config(cfg, config_cls):
+    if cfg is None:
+        return config_cls()
+    if not isinstance(cfg, config_cls):
+        raise TypeError(
+            f"cfg must be a {config_cls.__name__} (or None for the defaults) but is {validate.describe(cfg)}; "
+            f"build one with {config_cls.__name__}(**fields) or use build_model(kind, **fields)"
+        )
+    return cfg
+
+
+def _check_model(model) -> None:
+    for method in ("init_state", "decode_step"):
+        if not callable(getattr(model, method, None)):
+            raise TypeError(
+                "model must be a reversal model (a Seq2Seq: forward, init_state and decode_step) but is "
+                f"{validate.describe(model)}"
+            )
+
+
+@torch.no_grad()
+def greedy_decode(model: Seq2Seq, src, src_lengths, max_steps: int | None = None, return_attention: bool = False):
+    """Free-running greedy decoding, batched: feed BOS, then each step's argmax; stop at EOS.
+
+    Parameters
+    ----------
+    model : a :class:`Seq2Seq` (any reversal model)
+    src : LongTensor (batch, src_len), src_lengths : LongTensor (batch,)
+    max_steps : int, optional. Most output tokens per sequence (default ``src_len + 2``).
+    return_attention : bool. Also return the cross-attention weights of every step.
+
+    Returns
+    -------
+    tokens : LongTensor (batch, steps) with ``steps <= max_steps``: each row ends with EOS (if the model
+        emitted one) followed by PAD. Decoding stops once every row has emitted EOS.
+    weights (only with ``return_attention``) : (batch, steps, src_len) for the GRU with attention,
+        (batch, heads, steps, src_len) for the Transformer, ``None`` for the GRU without attention.
+
+    Raises ``ValueError`` for an empty batch or a token id outside the vocabulary.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    _check_model(model)
+    check_source(src, src_lengths)
+    max_steps = src.shape[1] + 2 if max_steps is None else validate.positive_int("max_steps", max_steps)
+    return_attention = validate.boolean("return_attention", return_attention)
+    was_training = getattr(model, "training", None)  # an nn.Module: decode in eval mode, then restore
+    if was_training is not None:
+        model.eval()
+    try:
+        state = model.init_state(src, src_lengths, max_steps=max_steps)
+        batch = src.shape[0]
+        tokens = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
+        done = torch.zeros(batch, dtype=torch.bool, device=src.device)
+        outputs, all_weights = [], []
+        for _ in range(max_steps):
+            logits, state, weights = model.decode_step(state, tokens)
+            tokens = logits.argmax(dim=-1).masked_fill(done, PAD)  # (batch,): PAD after a row's EOS
+            outputs.append(tokens)
+            all_weights.append(weights)
+            done = done | (tokens == EOS)
+            if bool(done.all()):
+                break
+    finally:
+        if was_training is not None:
+            model.train(was_training)
+    # steps x (batch,) -> (batch, steps)
+    result = torch.stack(outputs, dim=1)
+    if not return_attention:
+        return result
+    if all_weights[0] is None:
+        return result, None
+    # steps x (batch, [heads,] src_len) -> (batch, [heads,] steps, src_len)
+    return result, torch.stack(all_weights, dim=-2)

@@ -1,0 +1,224 @@
+"""course_utils.reversal.decoding: the model contract and greedy decoding, for every model and a fake one."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course_utils import data, env
+from course_utils.reversal import checkpoints, decoding
+
+KINDS = ["gru", "gru_attention", "transformer"]
+
+
+def small(kind: str, **config):
+    env.set_seed(0)
+    return checkpoints.build_model(kind, **config).eval()
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return data.collate([data.encode("abcdefg"), data.encode("hij"), data.encode("jihgfedcba")])
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("kind", KINDS)
+def test_forward_shapes(kind, batch):
+    model = small(kind)
+    logits, weights = model(batch.src, batch.src_lengths, batch.decoder_input, return_attention=True)
+    assert logits.shape == (3, 11, data.VOCAB_SIZE)
+    if kind == "gru":
+        assert weights is None
+    elif kind == "gru_attention":
+        assert weights.shape == (3, 11, 10)
+    else:
+        assert weights.shape == (3, model.config.num_heads, 11, 10)
+    if weights is not None:  # rows sum to 1 and padding gets no weight
+        torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:-1]))
+        assert float(weights[1, ..., 3:].abs().max()) == 0.0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_decoder_cannot_see_the_future(kind, batch):
+    model = small(kind)
+    logits = model(batch.src, batch.src_lengths, batch.decoder_input)
+    changed = batch.decoder_input.clone()
+    changed[:, 4:] = torch.randint(3, data.VOCAB_SIZE, changed[:, 4:].shape, generator=torch.Generator().manual_seed(1))
+    logits2 = model(batch.src, batch.src_lengths, changed)
+    torch.testing.assert_close(logits[:, :4], logits2[:, :4])
+    assert not torch.allclose(logits[:, 4:], logits2[:, 4:])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_source_padding_is_ignored(kind, batch):
+    model = small(kind)
+    logits = model(batch.src, batch.src_lengths, batch.decoder_input)
+    extra = torch.cat([batch.src, torch.full((3, 4), data.PAD)], dim=1)  # more padding ...
+    extra[1, 3:] = 7  # ... and junk after the real tokens of a padded row: both must be invisible
+    torch.testing.assert_close(model(extra, batch.src_lengths, batch.decoder_input), logits, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_step_by_step_decoding_matches_teacher_forcing(kind, batch):
+    model = small(kind)
+    logits = model(batch.src, batch.src_lengths, batch.decoder_input)
+    state = model.init_state(batch.src, batch.src_lengths)
+    for t in range(batch.decoder_input.shape[1]):
+        step_logits, state, _ = model.decode_step(state, batch.decoder_input[:, t])
+        torch.testing.assert_close(step_logits, logits[:, t], atol=1e-5, rtol=1e-5)
+
+
+class _Scripted(torch.nn.Module):
+    """A fake model that emits a fixed token sequence per row, to test greedy_decode's bookkeeping."""
+
+    def __init__(self, script):
+        super().__init__()
+        self.script = torch.tensor(script)
+        self.anchor = torch.nn.Parameter(torch.zeros(1))
+
+    def init_state(self, src, src_lengths, max_steps=None):
+        return {"t": 0, "seen": []}
+
+    def decode_step(self, state, tokens):
+        state["seen"].append(tokens.clone())
+        logits = torch.full((self.script.shape[0], data.VOCAB_SIZE), -1.0)
+        logits[torch.arange(self.script.shape[0]), self.script[:, state["t"]]] = 1.0
+        return logits, {"t": state["t"] + 1, "seen": state["seen"]}, None
+
+
+def test_greedy_decode_feeds_predictions_and_stops_at_eos():
+    model = _Scripted([[5, 2, 7, 7, 7], [6, 8, 9, 2, 7], [3, 3, 3, 3, 3]])
+    src = torch.full((3, 3), 3)
+    out = decoding.greedy_decode(model, src, torch.tensor([3, 3, 3]), max_steps=5)
+    assert out.tolist() == [[5, 2, 0, 0, 0], [6, 8, 9, 2, 0], [3, 3, 3, 3, 3]]
+    model2 = _Scripted([[5, 2, 7], [6, 2, 7]])
+    out2 = decoding.greedy_decode(model2, torch.full((2, 3), 3), torch.tensor([3, 3]), max_steps=3)
+    assert out2.tolist() == [[5, 2], [6, 2]]  # every row done: stops early
+
+
+def test_greedy_decode_feeds_back_its_own_predictions():
+    model = _Scripted([[5, 6, 2]])
+    seen = []
+    original = model.decode_step
+
+    def spy(state, tokens):
+        seen.append(tokens.tolist())
+        return original(state, tokens)
+
+    model.decode_step = spy
+    decoding.greedy_decode(model, torch.full((1, 2), 3), torch.tensor([2]), max_steps=3)
+    assert seen == [[data.BOS], [5], [6]]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_greedy_decode_shapes_and_attention(kind, batch):
+    model = small(kind)
+    out, weights = decoding.greedy_decode(model, batch.src, batch.src_lengths, max_steps=6, return_attention=True)
+    assert out.shape[0] == 3 and 1 <= out.shape[1] <= 6
+    if kind == "gru":
+        assert weights is None
+    elif kind == "gru_attention":
+        assert weights.shape == (3, out.shape[1], 10)
+    else:
+        assert weights.shape == (3, model.config.num_heads, out.shape[1], 10)
+    assert model.training is False
+
+
+@pytest.mark.parametrize(
+    "src, lengths, message",
+    [
+        (torch.zeros(0, 4, dtype=torch.long), torch.zeros(0, dtype=torch.long), "empty"),
+        (torch.tensor([[3, 99]]), torch.tensor([2]), "outside the vocabulary"),
+        (torch.tensor([[3, -1]]), torch.tensor([2]), "outside the vocabulary"),
+        (torch.tensor([3, 4]), torch.tensor([2]), r"\(batch, src_len\)"),
+        (torch.tensor([[3, 4]]), torch.tensor([3]), "src_lengths"),
+        (torch.tensor([[3.0, 4.0]]), torch.tensor([2]), "integer"),
+    ],
+)
+def test_greedy_decode_rejects_bad_input(src, lengths, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        decoding.greedy_decode(small("gru_attention"), src, lengths)
+
+
+def test_forward_rejects_out_of_vocab_decoder_input(batch):
+    bad = batch.decoder_input.clone()
+    bad[0, 0] = data.VOCAB_SIZE
+    with pytest.raises(ValueError, match="decoder_input"):
+        small("transformer")(batch.src, batch.src_lengths, bad)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_model_keeps_the_protocol(kind):
+    assert isinstance(small(kind), decoding.Seq2Seq)
+
+
+class _TinyFake:
+    """Not an nn.Module: three methods of the contract and nothing else. Emits the source reversed, then EOS."""
+
+    def forward(self, src, src_lengths, decoder_input, return_attention=False):
+        raise NotImplementedError  # greedy decoding never calls it
+
+    def init_state(self, src, src_lengths, max_steps=None):
+        rows = [x[:n][::-1] + [data.EOS] for x, n in zip(src.tolist(), src_lengths.tolist(), strict=True)]
+        width = max(map(len, rows))
+        return {"answers": torch.tensor([r + [data.PAD] * (width - len(r)) for r in rows]), "t": 0, "max": max_steps}
+
+    def decode_step(self, state, tokens):
+        answers, t = state["answers"], state["t"]
+        column = answers[:, t] if t < answers.shape[1] else torch.full((answers.shape[0],), data.PAD)
+        weights = torch.zeros(answers.shape[0], answers.shape[1] - 1)  # (batch, src_len)
+        return torch.nn.functional.one_hot(column, data.VOCAB_SIZE).float(), {**state, "t": t + 1}, weights
+
+
+def test_greedy_decode_works_through_the_protocol_for_a_tiny_fake_model():
+    fake = _TinyFake()
+    assert isinstance(fake, decoding.Seq2Seq)
+    batch = data.collate([data.encode("abcd"), data.encode("hij")])
+    out, weights = decoding.greedy_decode(fake, batch.src, batch.src_lengths, return_attention=True)
+    assert data.decode(out[0]) == "dcba" and data.decode(out[1]) == "jih"
+    assert out.shape == (2, 5) and weights.shape == (2, 5, 4)
+
+
+def test_greedy_decode_passes_max_steps_to_every_model(batch):
+    seen = {}
+    for kind in KINDS:
+        model = small(kind)
+        original = model.init_state
+
+        def spy(src, src_lengths, max_steps=None, original=original, kind=kind):
+            seen[kind] = max_steps
+            return original(src, src_lengths, max_steps=max_steps)
+
+        model.init_state = spy
+        decoding.greedy_decode(model, batch.src, batch.src_lengths, max_steps=4)
+    assert seen == {kind: 4 for kind in KINDS}
+
+
+# ------------------------------------------------------------------------------------------- bad input
+
+
+def test_bad_input_names_the_argument(batch):
+    model = small("gru")
+    with pytest.raises(TypeError, match="max_steps must be an int"):
+        decoding.greedy_decode(model, batch.src, batch.src_lengths, max_steps=3.5)
+    with pytest.raises(ValueError, match="max_steps must be a positive"):
+        decoding.greedy_decode(model, batch.src, batch.src_lengths, max_steps=0)
+    with pytest.raises(TypeError, match="return_attention must be True or False"):
+        decoding.greedy_decode(model, batch.src, batch.src_lengths, return_attention=1)
+    with pytest.raises(TypeError, match="model must be a reversal model"):
+        decoding.greedy_decode(torch.nn.Linear(2, 2), batch.src, batch.src_lengths)
+    with pytest.raises(TypeError, match="src must be a torch.Tensor"):
+        decoding.check_source(batch.src.numpy(), batch.src_lengths)
+
+
+def test_the_lesson_facing_greedy_decode_keeps_the_old_keyword(batch):
+    """course_utils.seq2seq.greedy_decode(max_len=) is the same call as decoding.greedy_decode(max_steps=)."""
+    from course_utils import seq2seq
+
+    model = small("transformer")
+    new = decoding.greedy_decode(model, batch.src, batch.src_lengths, max_steps=4)
+    assert torch.equal(seq2seq.greedy_decode(model, batch.src, batch.src_lengths, max_len=4), new)
+    assert torch.equal(seq2seq.greedy_decode(model, batch.src, batch.src_lengths, max_steps=4), new)
+    with pytest.raises(TypeError, match="max_steps or its old name max_len"):
+        seq2seq.greedy_decode(model, batch.src, batch.src_lengths, max_steps=4, max_len=4)
+    assert seq2seq.build_model is checkpoints.build_model and seq2seq.check_source is decoding.check_source
