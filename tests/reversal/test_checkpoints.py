@@ -258,3 +258,12 @@ def test_kind_map_is_derived_and_configs_are_checked():
         checkpoints.save_checkpoint(torch.nn.Linear(2, 2), "x.pt")
     with pytest.raises(ValueError, match="path must end in .pt"):
         checkpoints.save_checkpoint(small("gru"), "model.pth")
+
+
+def test_rpe_checkpoint_fits_its_training_lengths():
+    """The shipped transformer_short_rpe was trained long enough to fit lengths 4-12 (issue 13)."""
+    from course_utils.reversal import training
+
+    model = checkpoints.load_pretrained("transformer_short_rpe")
+    inside = [s for s in data.load_split("test") if len(s) <= 12]
+    assert training.evaluate(model, inside).exact_accuracy >= 0.98
