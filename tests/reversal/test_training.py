@@ -254,9 +254,9 @@ def test_attention_models_reach_99_percent_exact(kind):
     env.set_seed(0)
     model = checkpoints.build_model(kind)
     result = training.train(model, training.recipe(kind), progress=False)
-    assert result.reached_target
+    assert result.val_exact >= 0.99 and result.stopped_because in ("target", "steps"), result
     test = training.evaluate(model, data.load_split("test"))
-    assert test.exact_accuracy >= 0.99, test.exact_accuracy
+    assert test.exact_accuracy >= 0.993, test.exact_accuracy  # seed 0; seeds 0-4 ranged 0.9915-0.9985
 
 
 @pytest.mark.slow
