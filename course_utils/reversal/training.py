@@ -96,12 +96,13 @@ def _betas(name: str, betas) -> tuple:
     return tuple(validate.probability(f"{name}[{i}]", b) for i, b in enumerate(betas))
 
 
-# Settings checked over seeds 0-4 with 1 and 2 threads to reach >= 99% exact on the test set (lengths 4-16),
-# stopping early at 99.8% validation exact (at most 1 miss in 512: a margin over 99%, not a hair);
+# Settings checked over seeds 0-4 (1 thread; 2 threads where the busy machine allowed) to reach >= 99% exact on
+# the test set (lengths 4-16). The Transformer stops early at 99.8% validation exact (at most 1 miss in 512);
 # the GRU without attention gets 500 steps and cannot.
 RECIPES = {
     "gru": {"steps": 500, "lr": 1e-2, "warmup_steps": 20, "target_exact": None},
-    "gru_attention": {"steps": 300, "lr": 1.5e-2, "warmup_steps": 10, "target_exact": 0.998},
+    # no early stop: stopping at 99.8% validation once gave 98.7% test (seed 0, 2 threads); all 300 steps never did
+    "gru_attention": {"steps": 300, "lr": 1.5e-2, "warmup_steps": 10, "target_exact": None, "eval_every": 300},
     "transformer": {"steps": 600, "lr": 2e-2, "warmup_steps": 50, "target_exact": 0.998},
 }
 
