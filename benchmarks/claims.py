@@ -306,7 +306,7 @@ def _mirror_shares(model, per_head: bool) -> dict:
 
 @functools.cache
 def gru_same_budget(seed: int) -> dict:
-    """Lesson 07: the GRU without attention, trained for the attention model's budget (250 steps)."""
+    """Lesson 07: the GRU without attention, trained for the attention model's step budget."""
     budget = training.recipe("gru_attention").steps
     model, run, cpu_seconds = _train("gru", seed, steps=budget)
     result = training.evaluate(model, _splits()["test"] + _splits()["test_long"])
@@ -320,7 +320,7 @@ def gru_same_budget(seed: int) -> dict:
 
 @functools.cache
 def gru_attention(seed: int) -> dict:
-    """Lesson 07: the GRU with additive attention, its recipe (at most 250 steps, stops at 99.5% val exact)."""
+    """Lesson 07: the GRU with additive attention, trained with its recipe."""
     model, run, cpu_seconds = _train("gru_attention", seed)
     result = training.evaluate(model, _splits()["test"] + _splits()["test_long"])
     sample = _splits()["test"][::5]  # lesson 07's pitfall sample
@@ -353,12 +353,13 @@ def leaky_gru(seed: int) -> dict:
 
 @functools.cache
 def transformer(seed: int) -> dict:
-    """Lesson 08: the Transformer with its recipe (at most 500 steps, stops at 99.5% val exact)."""
+    """Lesson 08: the Transformer, trained with its recipe."""
     model, run, cpu_seconds = _train("transformer", seed)
     result = training.evaluate(model, _splits()["test"] + _splits()["test_long"])
     shares = _mirror_shares(model, per_head=True)
     return {
         "steps": run.steps,
+        "budget": training.recipe("transformer").steps,
         "seconds": _r(run.seconds, 1),
         "cpu_seconds": _r(cpu_seconds, 1),
         "exact_4_16": _r(result.bucket(4, 16)[1]),
@@ -619,7 +620,7 @@ CLAIMS: list[Claim] = [
     Claim(
         "07.gru_collapses",
         "07",
-        "without attention, on the 250-step budget: exact < 0.6 on 4-16, and < 0.1 on 13-16 where 4-8 is > 0.1",
+        "without attention, on the attention model's step budget: exact < 0.6 on 4-16, and < 0.1 on 13-16 where 4-8 is > 0.1",
         "07 Without attention (asserts), Accuracy against length (asserts)",
         gru_same_budget,
         lambda v: v["exact_4_16"] < 0.6 and v["buckets"]["13-16"] < 0.1 < v["buckets"]["4-8"],
@@ -627,7 +628,7 @@ CLAIMS: list[Claim] = [
     Claim(
         "07.attention_fits",
         "07",
-        "with attention, within its 250-step budget: >= 0.97 exact on 4-16, >= 0.95 on each bucket up to 16, "
+        "with attention, within its step budget: >= 0.97 exact on 4-16, >= 0.95 on each bucket up to 16, "
         "and more than 0.3 above the model without attention",
         "07 With attention, same budget (asserts); Accuracy against length (asserts)",
         lambda seed: gru_attention(seed) | {"gru_exact_4_16": gru_same_budget(seed)["exact_4_16"]},
@@ -674,10 +675,10 @@ CLAIMS: list[Claim] = [
     Claim(
         "08.transformer_fits",
         "08",
-        "the one-layer Transformer reaches >= 0.99 exact on 4-16 within its 500-step recipe",
+        "the one-layer Transformer reaches >= 0.99 exact on 4-16 within its recipe's steps",
         "08 Train it (asserts); All three models (asserts)",
         transformer,
-        lambda v: v["steps"] <= 500 and v["exact_4_16"] >= 0.99,
+        lambda v: v["steps"] <= v["budget"] and v["exact_4_16"] >= 0.99,
     ),
     Claim(
         "08.two_cells_wide",
@@ -692,20 +693,6 @@ CLAIMS: list[Claim] = [
         ),
     ),
     Claim(
-        "08.faster_than_gru_attention",
-        "08",
-        "the Transformer reaches its target in less time than the GRU with attention (CPU seconds, one thread), "
-        "though in more steps",
-        "08 Summary ('faster than the GRU with attention')",
-        lambda seed: {
-            "transformer_cpu_seconds": transformer(seed)["cpu_seconds"],
-            "transformer_steps": transformer(seed)["steps"],
-            "gru_attention_cpu_seconds": gru_attention(seed)["cpu_seconds"],
-            "gru_attention_steps": gru_attention(seed)["steps"],
-        },
-        lambda v: v["transformer_cpu_seconds"] < v["gru_attention_cpu_seconds"],
-    ),
-    Claim(
         "08.no_positions",
         "08",
         "without positional encoding, 100 training steps leave exact accuracy < 0.05 on the test set",
@@ -716,12 +703,12 @@ CLAIMS: list[Claim] = [
     Claim(
         "08.embedding_trap",
         "08",
-        "length 8, at most 200 steps: the plain model reaches >= 0.99 exact in fewer steps; x sqrt(d_model) on "
+        "length 8, at most 200 steps: the plain model reaches >= 0.97 exact in fewer steps; x sqrt(d_model) on "
         "N(0, 1) embeddings stays < 0.5",
         "08 The embedding-scale trap (asserts); Common pitfalls",
         embedding_trap,
         lambda v: (
-            v["plain"]["exact"] >= 0.99 and v["scaled"]["exact"] < 0.5 and v["plain"]["steps"] < v["scaled"]["steps"]
+            v["plain"]["exact"] >= 0.97 and v["scaled"]["exact"] < 0.5 and v["plain"]["steps"] < v["scaled"]["steps"]
         ),
     ),
     Claim(
@@ -736,66 +723,48 @@ CLAIMS: list[Claim] = [
     Claim(
         "08.short_cliff",
         "08",
-        "trained on 4-12: both models >= 0.985 exact there; the Transformer < 0.02 on 14-16 while the GRU with "
+        "trained on 4-12: all three models >= 0.98 exact there; the Transformer < 0.02 on 14-16 while the GRU with "
         "attention keeps > 0.2 at length 14",
         "08 Beyond the training lengths (asserts); guide 08",
         short_models,
         lambda v: (
-            v["transformer_short"]["exact_4_12"] >= 0.985
-            and v["gru_attention_short"]["exact_4_12"] >= 0.985
+            all(v[name]["exact_4_12"] >= 0.98 for name in v)
             and v["transformer_short"]["exact_14_16"] < 0.02
             and v["gru_attention_short"]["exact_14"] > 0.2
         ),
     ),
     Claim(
-        "08.rpe_not_fit",
+        "08.rpe_generalizes",
         "08",
-        "randomized positions (seq2seq.PRETRAINED's transformer_short_rpe recipe) do not fit 4-12 (< 0.5 exact) "
-        "and do no better than plain positions on 13-16",
-        "08 at commit 1c405c4: Beyond the training lengths (asserts 'rpe_train < 0.5'; observation of one run)",
+        "randomized positions (transformer_short_rpe's recipe: one shared draw, a longer run) fit 4-12 in more steps "
+        "than plain positions and keep > 0.5 exact on 13-16, more than 0.4 above plain positions",
+        "08 Beyond the training lengths (asserts, 'observed with this checkpoint')",
         short_models,
         lambda v: (
-            v["transformer_short_rpe"]["exact_4_12"] < 0.5
-            and v["transformer_short_rpe"]["exact_13_16"] <= v["transformer_short"]["exact_13_16"] + 0.02
+            v["transformer_short_rpe"]["exact_4_12"] >= 0.98
+            and v["transformer_short_rpe"]["steps"] > v["transformer_short"]["steps"]
+            and v["transformer_short_rpe"]["exact_13_16"] > 0.5
+            and v["transformer_short_rpe"]["exact_13_16"] > v["transformer_short"]["exact_13_16"] + 0.4
         ),
-    ),
-    Claim(
-        "08.rpe_beats_plain_beyond",
-        "08",
-        "trained on 4-12, randomized positions (transformer_short_rpe's recipe) score more than 0.2 above plain "
-        "sinusoidal positions on 13-16 (exact)",
-        "08 Beyond the training lengths (what the randomized-position comparison shows, whatever the lesson's wording)",
-        short_models,
-        lambda v: v["transformer_short_rpe"]["exact_13_16"] > v["transformer_short"]["exact_13_16"] + 0.2,
     ),
     Claim(
         "08.transformer_17_20",
         "08",
-        "the Transformer trained on 4-16 falls below 0.1 exact on 17-20, below the GRU with attention there",
-        "08 Common pitfalls ('at 5% on lengths 17-20'); guide 08",
+        "the Transformer trained on 4-16 fails on most sequences of 17-20 (< 0.5 exact), below the GRU with attention",
+        "08 All three models (asserts); Common pitfalls",
         lambda seed: {
             "transformer_17_20": transformer(seed)["buckets"]["17-20"],
             "gru_attention_17_20": gru_attention(seed)["buckets"]["17-20"],
         },
-        lambda v: v["transformer_17_20"] < 0.1 and v["transformer_17_20"] < v["gru_attention_17_20"],
+        lambda v: v["transformer_17_20"] < 0.5 and v["transformer_17_20"] < v["gru_attention_17_20"],
     ),
     Claim(
         "08.gru_longer_budget",
         "08",
-        "the GRU without attention, trained with its 500-step recipe, stays < 0.5 exact on 4-16 and takes more "
-        "time (CPU seconds) than either attention model needed",
-        "08 All three models (asserts, markdown)",
-        lambda seed: (
-            gru_full_recipe(seed)
-            | {
-                "gru_attention_cpu_seconds": gru_attention(seed)["cpu_seconds"],
-                "transformer_cpu_seconds": transformer(seed)["cpu_seconds"],
-            }
-        ),
-        lambda v: (
-            v["exact_4_16"] < 0.5
-            and v["cpu_seconds"] > max(v["gru_attention_cpu_seconds"], v["transformer_cpu_seconds"])
-        ),
+        "the GRU without attention, trained with its own recipe (no early stop), stays < 0.5 exact on 4-16",
+        "08 All three models (asserts)",
+        gru_full_recipe,
+        lambda v: v["exact_4_16"] < 0.5,
     ),
 ]
 
