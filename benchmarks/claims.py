@@ -18,7 +18,7 @@ is one more repetition of the measurement on this machine. Where a lesson gives 
 experiment includes a control that changes the suspected cause alone.
 
 The models of lessons 07 and 08 train with the package's public recipes (``training.recipe(kind)``, and
-``seq2seq.PRETRAINED`` for the models trained on lengths 4-12), so a change of recipe or optimizer moves these
+``checkpoints.PRETRAINED`` for the models trained on lengths 4-12), so a change of recipe or optimizer moves these
 results too: re-run the script after one. ``--json`` prints a list of
 ``{"claim", "name", "lesson", "source", "seeds", "held", "values"}``: ``seeds`` the seeds run, ``held`` one
 boolean per seed, ``values`` the measured numbers per seed. Experiments that several claims share run once
@@ -48,7 +48,8 @@ import head_roles  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from course_utils import attention, data, efficient, env, heads, seq2seq, timing, training  # noqa: E402
+from course_utils import attention, data, efficient, env, heads, timing  # noqa: E402
+from course_utils.reversal import checkpoints, decoding, training  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -273,7 +274,7 @@ def _train(kind: str, seed: int, model_config: dict | None = None, **recipe_over
     (one thread: steadier than the wall clock on a shared machine; the speed claims compare these).
     """
     env.set_seed(seed)
-    model = seq2seq.build_model(kind, **(model_config or {}))
+    model = checkpoints.build_model(kind, **(model_config or {}))
     cpu_start = time.process_time()
     run = training.train(model, training.recipe(kind, seed=seed, **recipe_overrides), progress=False)
     return model, run, time.process_time() - cpu_start
@@ -286,7 +287,7 @@ def _buckets(result) -> dict:
 def _mirror_shares(model, per_head: bool) -> dict:
     """Share of symbol-writing test steps whose attention argmax is on n-1-t (and on n-1-t or n-t)."""
     test_batch = data.collate(_splits()["test"])
-    _, w_all = seq2seq.greedy_decode(model, test_batch.src, test_batch.src_lengths, return_attention=True)
+    _, w_all = decoding.greedy_decode(model, test_batch.src, test_batch.src_lengths, return_attention=True)
     if w_all.dim() == 3:  # (batch, steps, src_len): one head
         w_all = w_all[:, None]  # (batch, 1, steps, src_len)
     steps = torch.arange(w_all.shape[2])
@@ -340,7 +341,7 @@ def gru_attention(seed: int) -> dict:
 def leaky_gru(seed: int) -> dict:
     """Lesson 07, pitfall 1: the GRU trained 30 steps with decoder_input = target."""
     env.set_seed(seed)
-    model = seq2seq.build_model("gru")
+    model = checkpoints.build_model("gru")
     training.train(model, training.recipe("gru", steps=30, leak=True, seed=seed), val=[], progress=False)
     sample = _splits()["test"][::5]
     free = training.evaluate(model, sample)
@@ -394,7 +395,7 @@ def embedding_trap(seed: int) -> dict:
         ("scaled_small_init", {"scale_embeddings": True}, True),
     ):
         env.set_seed(seed)
-        model = seq2seq.build_model("transformer", **config)
+        model = checkpoints.build_model("transformer", **config)
         if small_init:
             with torch.no_grad():
                 for table in (model.src_embed, model.tgt_embed):
@@ -408,10 +409,10 @@ def embedding_trap(seed: int) -> dict:
 
 @functools.cache
 def short_models(seed: int) -> dict:
-    """Lesson 08, *Beyond the training lengths*: the three models of seq2seq.PRETRAINED trained on 4-12."""
+    """Lesson 08, *Beyond the training lengths*: the three models of checkpoints.PRETRAINED trained on 4-12."""
     out = {}
     for name in ("gru_attention_short", "transformer_short", "transformer_short_rpe"):
-        kind, model_config, overrides = seq2seq.PRETRAINED[name]
+        kind, model_config, overrides = checkpoints.PRETRAINED[name]
         model, run, cpu_seconds = _train(kind, seed, model_config, **overrides)
         result = training.evaluate(model, _splits()["test"])
         out[name] = {

@@ -1,7 +1,7 @@
 """The checkpoint manifest: ``MANIFEST.json`` beside the checkpoints, listing each file's SHA-256,
 size, model kind and config.
 
-:func:`course_utils.seq2seq.save_checkpoint` records an entry; :func:`course_utils.seq2seq.load_pretrained`
+:func:`course_utils.reversal.checkpoints.save_checkpoint` records an entry; :func:`course_utils.reversal.checkpoints.load_pretrained`
 checks the file against its entry *before* unpickling it. Pure standard library: reading the manifest
 never runs code from the checkpoint.
 
@@ -21,7 +21,7 @@ MANIFEST_NAME = "MANIFEST.json"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*")
 _COMMENT = (
     "SHA-256, size, model kind and config of every checkpoint in this folder. Written by "
-    "course_utils.seq2seq.save_checkpoint (make checkpoints); load_pretrained checks a file against it "
+    "course_utils.reversal.checkpoints.save_checkpoint (make checkpoints); load_pretrained checks a file against it "
     "before unpickling. data/README.md lists the same digests (tests/test_checkpoints.py compares them)."
 )
 

@@ -16,17 +16,18 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import data, env, explorer, heads, seq2seq
+from course_utils import data, env, explorer, heads
+from course_utils.reversal import checkpoints, decoding
 
 
 @pytest.fixture(scope="module")
 def transformer():
-    return seq2seq.load_pretrained("transformer")
+    return checkpoints.load_pretrained("transformer")
 
 
 @pytest.fixture(scope="module")
 def gru_attention():
-    return seq2seq.load_pretrained("gru_attention")
+    return checkpoints.load_pretrained("gru_attention")
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def role_model():
 
 def greedy_weights(model, text: str) -> np.ndarray:
     batch = data.collate([data.encode(text)])
-    _, weights = seq2seq.greedy_decode(model, batch.src, batch.src_lengths, return_attention=True)
+    _, weights = decoding.greedy_decode(model, batch.src, batch.src_lengths, return_attention=True)
     return weights[0].double().numpy()
 
 
@@ -95,7 +96,7 @@ def test_transformer_self_attention_masks_and_rows(transformer):
 
 def test_every_layer_is_captured_and_hooks_are_removed():
     env.set_seed(0)
-    model = seq2seq.build_model("transformer", num_layers=2).eval()
+    model = checkpoints.build_model("transformer", num_layers=2).eval()
     snap = explorer.seq2seq_snapshot(model, "abcd")
     assert {name: v.weights.shape[:2] for name, v in snap.views.items()} == {
         "encoder self-attention": (2, 4),
@@ -124,7 +125,7 @@ def test_gru_additive_attention_is_greedy_decodes(gru_attention):
 
 def test_gru_without_attention_is_refused():
     with pytest.raises(ValueError, match="no attention weights"):
-        explorer.seq2seq_snapshot(seq2seq.build_model("gru"), "abc")
+        explorer.seq2seq_snapshot(checkpoints.build_model("gru"), "abc")
 
 
 def test_role_model_weights_are_the_models(role_model):

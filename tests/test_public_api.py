@@ -24,9 +24,6 @@ VALIDATED_BY_THEIR_OWN_TESTS = {
     "checks": "tests/test_checks.py (the exercise engine)",
     "diagrams": "tests/test_diagrams.py (schematic figures)",
     "plotting": "tests/test_core_units.py and the plotting tests",
-    "seq2seq": "re-exports course_utils.reversal (rows under reversal.*); tests/reversal/test_decoding.py",
-    "training": "re-exports course_utils.reversal.training (rows under reversal.training.*)",
-    "seq2seq_plots": "re-exports course_utils.reversal.plots; tests/reversal/test_plots.py",
     "reversal": "a package: its modules are walked below as reversal.<module>",
     "exercises": "its own tests (exercise engine)",
     "misconceptions": "its own tests (exercise engine)",
@@ -378,7 +375,7 @@ BAD_INPUT = {
         (lambda: data.RandomBatchSampler(2, 5, 4, pool=[(3, 4)]), ValueError, "need 1 <= min_len <= max_len"),
         (lambda: data.RandomBatchSampler(2, seed=0.5, pool=[(3, 4)]), TypeError, "seed must be an int"),
     ],
-    # --------------------------------------------------------------------------------- seq2seq
+    # ------------------------------------------------------------------------------- reversal
     "reversal.rnn.GRUConfig": [(lambda: rnn.GRUConfig(d_hidden=0), ValueError, "GRUConfig.d_hidden")],
     "reversal.transformer.TransformerConfig": [
         (

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_utils import _validation as validate
-from course_utils import attention, efficient, heads, masks, seq2seq
+from course_utils import attention, efficient, heads, masks
 from course_utils import numpy_attention as na
+from course_utils.reversal import transformer
 
 shapes = st.lists(st.integers(0, 3), max_size=4).map(tuple)
 
@@ -120,7 +121,7 @@ def test_numpy_integer_sizes_accepted_everywhere():
     assert na.split_heads(np.ones((1, 2, 8)), np.int64(2)).shape == (1, 2, 2, 4)
     assert efficient.mha_param_count(np.int64(8), np.int64(2)) == 4 * 64 + 32
     assert heads.max_entropy(np.int64(4)) == pytest.approx(np.log(4))
-    assert seq2seq.sinusoidal_positions(np.int64(3), np.int64(4)).shape == (3, 4)
+    assert transformer.sinusoidal_positions(np.int64(3), np.int64(4)).shape == (3, 4)
 
 
 def test_padding_mask_max_len_must_be_an_int():

@@ -44,10 +44,10 @@ def _step_reference(s, keys, key_mask, W_s, W_h, v):
     """The package's own code path: an ``AdditiveAttention`` holding these matrices (no key bias)."""
     import torch
 
-    from course_utils import seq2seq
+    from course_utils.reversal import rnn
 
     with torch_seeded(0), torch.no_grad():
-        attention = seq2seq.AdditiveAttention(W_s.shape[0], W_h.shape[0], W_s.shape[1])
+        attention = rnn.AdditiveAttention(W_s.shape[0], W_h.shape[0], W_s.shape[1])
         attention.query_proj.weight.copy_(W_s.T)  # nn.Linear stores (d_out, d_in): the transpose
         attention.key_proj.weight.copy_(W_h.T)
         attention.key_proj.bias.zero_()
@@ -132,9 +132,9 @@ EXERCISES: list = [
             "attention_context_from_projected_keys": attention_step_context_from_projected_keys,
         },
         forbidden=(
-            "course_utils.seq2seq:additive_scores",
-            "course_utils.seq2seq:AdditiveAttention.forward",
-            "course_utils.seq2seq:AttentionGRUSeq2Seq.decode_step",
+            "course_utils.reversal.rnn:additive_scores",
+            "course_utils.reversal.rnn:AdditiveAttention.forward",
+            "course_utils.reversal.rnn:AttentionGRUSeq2Seq.decode_step",
         ),
         hints=(
             "Four moves: the scores v · tanh(s W_s + h_j W_h) for every source position j; -inf where key_mask is "

@@ -21,10 +21,11 @@ _GREEDY_SECTION = "08 · Greedy decoding, by hand"
 
 # 08 · my_greedy_decode(model, src, src_lengths, max_len) -> (batch, steps) ---------------------
 def _greedy_cases():
-    from course_utils import data, seq2seq
+    from course_utils import data
+    from course_utils.reversal import checkpoints
 
-    transformer = seq2seq.load_pretrained("transformer")  # trained: rows reach EOS at their own steps
-    gru = seq2seq.load_pretrained("gru_attention")
+    transformer = checkpoints.load_pretrained("transformer")  # trained: rows reach EOS at their own steps
+    gru = checkpoints.load_pretrained("gru_attention")
     mixed = data.collate([data.encode(s) for s in ("abcd", "jihgfedcba", "cab", "aabbcc")])
     long_ = data.collate([data.encode(s) for s in ("abcdefghijabcd", "fade", "bedbeddec")])
     return [
@@ -36,9 +37,9 @@ def _greedy_cases():
 
 
 def _greedy_reference(model, src, src_lengths, max_len):
-    from course_utils import seq2seq
+    from course_utils.reversal import decoding
 
-    return seq2seq.greedy_decode(model, src, src_lengths, max_len)
+    return decoding.greedy_decode(model, src, src_lengths, max_len)
 
 
 def _greedy_loop(model, src, src_lengths, max_len, *, feed_back=True, pad_after_eos=True, stop_at_first=False):
@@ -119,9 +120,8 @@ EXERCISES = [
             "greedy_stops_at_first_eos": greedy_stops_at_first_eos,
         },
         forbidden=(
-            "course_utils.seq2seq:greedy_decode",
             "course_utils.reversal.decoding:greedy_decode",
-            "course_utils.training:evaluate",
+            "course_utils.reversal.training:evaluate",
         ),
         hints=(
             "Start every row from BOS: decoder_input = torch.full((batch, 1), data.BOS). Each step, run the model "

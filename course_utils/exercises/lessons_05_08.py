@@ -363,7 +363,7 @@ EXERCISES = [
         make_cases=_score_cases,
         reference=_score_reference,
         misconceptions={"additive_no_tanh": bugs.additive_scores_no_tanh},
-        forbidden=("course_utils.seq2seq:additive_scores", "course_utils.reversal.rnn:additive_scores"),
+        forbidden=("course_utils.reversal.rnn:additive_scores",),
         hints=(
             "Project both sides, add the query part to every key part, tanh, then a dot product with v.",
             "s @ W_s is (batch, d_attn) and h @ W_h is (batch, k_len, d_attn). Add a length axis to the first, "
@@ -383,7 +383,7 @@ EXERCISES = [
             "key_padding_as_2d": bugs.decoder_masks_key_padding_2d,
             "mask_3d_heads": bugs.decoder_masks_3d,
         },
-        forbidden=("course_utils.seq2seq:make_decoder_masks", "course_utils.reversal.transformer:make_decoder_masks"),
+        forbidden=("course_utils.reversal.transformer:make_decoder_masks",),
         hints=(
             "Two masks: a causal one for the decoder's self-attention, a padding one for its cross-attention; both "
             "4-D so that they broadcast against (batch, heads, q_len, k_len) scores.",
@@ -403,10 +403,7 @@ EXERCISES = [
             "positions_sin_cos_swapped": bugs.positions_sin_cos_swapped,
             "positions_concatenated": bugs.positions_concatenated,
         },
-        forbidden=(
-            "course_utils.seq2seq:sinusoidal_positions",
-            "course_utils.reversal.transformer:sinusoidal_positions",
-        ),
+        forbidden=("course_utils.reversal.transformer:sinusoidal_positions",),
         hints=(
             "One table of angles p / 10000^(2i / d_model), shape (num_positions, d_model / 2); sines go in the even "
             "columns, cosines in the odd ones.",

@@ -24,8 +24,9 @@ pytestmark = pytest.mark.browser
 NOTEBOOK = "explorer_scratch.ipynb"
 ROLE_STEPS = 60  # training steps of the scratch role model (deterministic: seed 0, one thread)
 CELLS = [
-    "from course_utils import explorer, heads, seq2seq\n"
-    'transformer = seq2seq.load_pretrained("transformer")\n'
+    "from course_utils import explorer, heads\n"
+    "from course_utils.reversal import checkpoints\n"
+    'transformer = checkpoints.load_pretrained("transformer")\n'
     'explorer.explore_seq2seq(transformer, ["abcdefg", "hij"])',
     f"role_model, _ = heads.train_role_model(steps={ROLE_STEPS}, seed=0)\n"
     "explorer.explore_role_model(role_model, num_examples=3)",
@@ -92,13 +93,14 @@ def _open_and_run(page, lab) -> None:
 
 
 def test_clicked_query_shows_the_transformers_weights(page, explorer_lab, screenshot_dir):
-    from course_utils import data, seq2seq
+    from course_utils import data
+    from course_utils.reversal import checkpoints, decoding
 
-    model = seq2seq.load_pretrained("transformer")
+    model = checkpoints.load_pretrained("transformer")
 
     def cross_attention(text: str) -> np.ndarray:  # the model's own weights: (heads, steps, src_len)
         batch = data.collate([data.encode(text)])
-        _, weights = seq2seq.greedy_decode(model, batch.src, batch.src_lengths, return_attention=True)
+        _, weights = decoding.greedy_decode(model, batch.src, batch.src_lengths, return_attention=True)
         return weights[0].double().numpy()
 
     _open_and_run(page, explorer_lab)

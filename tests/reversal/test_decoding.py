@@ -209,16 +209,3 @@ def test_bad_input_names_the_argument(batch):
         decoding.greedy_decode(torch.nn.Linear(2, 2), batch.src, batch.src_lengths)
     with pytest.raises(TypeError, match="src must be a torch.Tensor"):
         decoding.check_source(batch.src.numpy(), batch.src_lengths)
-
-
-def test_the_lesson_facing_greedy_decode_keeps_the_old_keyword(batch):
-    """course_utils.seq2seq.greedy_decode(max_len=) is the same call as decoding.greedy_decode(max_steps=)."""
-    from course_utils import seq2seq
-
-    model = small("transformer")
-    new = decoding.greedy_decode(model, batch.src, batch.src_lengths, max_steps=4)
-    assert torch.equal(seq2seq.greedy_decode(model, batch.src, batch.src_lengths, max_len=4), new)
-    assert torch.equal(seq2seq.greedy_decode(model, batch.src, batch.src_lengths, max_steps=4), new)
-    with pytest.raises(TypeError, match="max_steps or its old name max_len"):
-        seq2seq.greedy_decode(model, batch.src, batch.src_lengths, max_steps=4, max_len=4)
-    assert seq2seq.build_model is checkpoints.build_model and seq2seq.check_source is decoding.check_source
