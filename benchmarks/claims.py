@@ -684,12 +684,12 @@ CLAIMS: list[Claim] = [
     Claim(
         "08.two_cells_wide",
         "08",
-        "cross-attention argmax (heads averaged) on n-1-t or n-t for >= 0.95 of steps, and every head's argmax "
+        "cross-attention argmax (heads averaged) on n-1-t or n-t for >= 0.8 of steps, and every head's argmax "
         "often on n-t rather than n-1-t (band share minus exact share > 0.1)",
         "08 Cross-attention heads (asserts) and markdown after it; guide 08",
         lambda seed: {k: transformer(seed)[k] for k in ("band_averaged", "per_head_exact", "per_head_band")},
         lambda v: (
-            v["band_averaged"] >= 0.95
+            v["band_averaged"] >= 0.8
             and all(b - e > 0.1 for e, b in zip(v["per_head_exact"], v["per_head_band"], strict=True))
         ),
     ),
@@ -704,12 +704,12 @@ CLAIMS: list[Claim] = [
     Claim(
         "08.embedding_trap",
         "08",
-        "length 8, at most 200 steps: the plain model reaches >= 0.97 exact in fewer steps; x sqrt(d_model) on "
+        "length 8, at most 200 steps: the plain model reaches >= 0.9 exact in fewer steps; x sqrt(d_model) on "
         "N(0, 1) embeddings stays < 0.5",
         "08 The embedding-scale trap (asserts); Common pitfalls",
         embedding_trap,
         lambda v: (
-            v["plain"]["exact"] >= 0.97 and v["scaled"]["exact"] < 0.5 and v["plain"]["steps"] < v["scaled"]["steps"]
+            v["plain"]["exact"] >= 0.9 and v["scaled"]["exact"] < 0.5 and v["plain"]["steps"] < v["scaled"]["steps"]
         ),
     ),
     Claim(
