@@ -20,6 +20,16 @@ def claims():
     return module
 
 
+@pytest.fixture(autouse=True)
+def _torch_threads_restored():
+    """claims.main sets torch's thread count for the whole process: give the next test file what it had."""
+    import torch
+
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
 def test_every_claim_is_named_once_and_placed(claims):
     names = [c.name for c in claims.CLAIMS]
     assert len(names) == len(set(names))
