@@ -608,15 +608,6 @@ CLAIMS: list[Claim] = [
         lambda v: v["time_ratio"] > 2,
         quick=True,
     ),
-    Claim(
-        "06.kv_cache_about_10x",
-        "guide",
-        "the KV cache saves 'about 10x' in NumPy time at 512 tokens (read: within a factor 1.5 of 10x)",
-        "guide 06, misconception 'Recomputing the prefix'",
-        kv_cache_timing,
-        lambda v: 10 / 1.5 <= v["time_ratio"] <= 10 * 1.5,
-        quick=True,
-    ),
     # ---- 07 --------------------------------------------------------------------------------------
     Claim(
         "07.gru_collapses",
