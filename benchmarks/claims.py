@@ -426,6 +426,20 @@ def short_models(seed: int) -> dict:
 
 
 @functools.cache
+def plain_positions_long_run(seed: int) -> dict:
+    """Control for lesson 08's randomized positions: plain sinusoidal positions, same long run as the RPE model."""
+    _, _, overrides = checkpoints.PRETRAINED["transformer_short_rpe"]
+    # the same recipe without random_positions, and no early stop: every one of its steps, as the RPE model takes
+    model, run, _ = _train("transformer", seed, None, **{**overrides, "target_exact": None})
+    result = training.evaluate(model, _splits()["test"])
+    return {
+        "steps": run.steps,
+        "exact_4_12": _r(result.bucket(4, 12)[1]),
+        "exact_13_16": _r(result.bucket(13, 16)[1]),
+    }
+
+
+@functools.cache
 def gru_full_recipe(seed: int) -> dict:
     """Lesson 08, *All three models*: the GRU without attention with its own recipe (500 steps)."""
     model, run, cpu_seconds = _train("gru", seed)
@@ -737,6 +751,19 @@ CLAIMS: list[Claim] = [
             and v["transformer_short_rpe"]["steps"] > v["transformer_short"]["steps"]
             and v["transformer_short_rpe"]["exact_13_16"] > 0.5
             and v["transformer_short_rpe"]["exact_13_16"] > v["transformer_short"]["exact_13_16"] + 0.4
+        ),
+    ),
+    Claim(
+        "08.rpe_control_same_run",
+        "08",
+        "control for the randomized positions: plain positions trained with the same long run (transformer_short_rpe's "
+        "recipe without random_positions, all its steps) fit 4-12 (>= 0.98) and stay < 0.1 exact on 13-16",
+        "08 Beyond the training lengths ('its training run also differs'); guide 08",
+        plain_positions_long_run,
+        lambda v: (
+            v["steps"] == checkpoints.PRETRAINED["transformer_short_rpe"][2]["steps"]
+            and v["exact_4_12"] >= 0.98
+            and v["exact_13_16"] < 0.1
         ),
     ),
     Claim(

@@ -82,6 +82,12 @@ PRETRAINED = {
         {"random_positions": 64},
         {"max_len": 12, "steps": 4000, "lr": 1.5e-2, "warmup_steps": 100, "batch_size": 256},
     ),
+    # the control for transformer_short_rpe: plain positions, the same run, every one of its steps
+    "transformer_short_long": (
+        "transformer",
+        {},
+        {"max_len": 12, "steps": 4000, "lr": 1.5e-2, "warmup_steps": 100, "batch_size": 256, "target_exact": None},
+    ),
 }
 
 
