@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Misconception", "MISCONCEPTIONS", "get"]
+__all__ = ["Misconception", "MISCONCEPTIONS", "get", "register"]
 
 
 @dataclass(frozen=True)
@@ -296,6 +296,21 @@ _ALL = [
 ]
 
 MISCONCEPTIONS: dict[str, Misconception] = {m.id: m for m in _ALL}
+
+
+def register(items) -> None:
+    """Make more misconceptions known by id (the exercise modules of lessons 07 and 08 declare their own).
+
+    Registering the same misconception again is harmless; another one under a known id is a ``ValueError``.
+
+    Introduced in notebooks/00_start_here.ipynb.
+    """
+    for item in items:
+        if not isinstance(item, Misconception):
+            raise TypeError(f"items must hold Misconception objects but one is {type(item).__name__}")
+        known = MISCONCEPTIONS.setdefault(item.id, item)
+        if known != item:
+            raise ValueError(f"misconception id {item.id!r} is already defined, differently")
 
 
 def get(misconception_id: str) -> Misconception:

@@ -327,3 +327,16 @@ def test_misconceptions_differ_from_the_answer_and_each_other(eid):
         assert not _same(exercise, right, rows), f"{eid}: {mid} cannot be told from the right answer"
     for (m1, r1), (m2, r2) in itertools.combinations(buggy.items(), 2):
         assert not _same(exercise, r1, r2), f"{eid}: {m1} and {m2} behave the same on every case"
+
+
+def test_register_adds_misconceptions_and_refuses_a_clash():
+    from dataclasses import replace
+
+    known = misconceptions.get("greedy_argmax_not_fed_back")  # registered by lesson 08's exercise module
+    misconceptions.register([known])  # the same one again: harmless
+    assert misconceptions.get(known.id) is known
+    with pytest.raises(ValueError, match="greedy_argmax_not_fed_back"):
+        misconceptions.register([replace(known, name="something else")])
+    assert misconceptions.get(known.id) is known
+    with pytest.raises(TypeError, match="Misconception objects"):
+        misconceptions.register(["greedy_argmax_not_fed_back"])

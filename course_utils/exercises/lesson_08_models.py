@@ -100,10 +100,7 @@ MISCONCEPTIONS = [
     ),
 ]
 
-for _m in MISCONCEPTIONS:  # make them known to checks.check, which names them by id
-    _known = _misconceptions.MISCONCEPTIONS.setdefault(_m.id, _m)
-    if _known != _m:
-        raise RuntimeError(f"misconception id {_m.id!r} is defined twice, differently")
+_misconceptions.register(MISCONCEPTIONS)  # make them known to checks.check, which names them by id
 
 
 EXERCISES = [
