@@ -14,8 +14,9 @@ import zipfile
 
 import pytest
 import torch
+from _models import small  # tests/reversal/_models.py
 
-from course_utils import _manifest, data, env
+from course_utils import _manifest, data
 from course_utils.reversal import checkpoints
 
 SHIPPED = data.data_dir() / "checkpoints"
@@ -205,16 +206,6 @@ def test_data_file_corruption_is_refused_with_its_name(tmp_path):
     with pytest.raises(ValueError, match=r"reversal_val\.txt"):
         data.load_split("val", tmp_path)
     assert data.load_split("test", tmp_path) == data.load_split("test")  # the intact copies still load
-
-
-def small(kind: str, **config):
-    env.set_seed(0)
-    return checkpoints.build_model(kind, **config).eval()
-
-
-@pytest.fixture(scope="module")
-def batch():
-    return data.collate([data.encode("abcdefg"), data.encode("hij"), data.encode("jihgfedcba")])
 
 
 def test_build_model_and_checkpoint_round_trip(tmp_path, batch):

@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _models import small  # tests/reversal/_models.py
 
-from course_utils import data, env
-from course_utils.reversal import checkpoints, rnn
-
-
-def small(kind: str, **config):
-    env.set_seed(0)
-    return checkpoints.build_model(kind, **config).eval()
-
-
-@pytest.fixture(scope="module")
-def batch():
-    return data.collate([data.encode("abcdefg"), data.encode("hij"), data.encode("jihgfedcba")])
+from course_utils.reversal import rnn
 
 
 @torch.no_grad()
