@@ -8,13 +8,18 @@ opens JupyterLab on the copies, and in a fresh `git clone` of this repository (n
 workspace` makes cleared copies and keeps an edit on the second run.
 """
 
+import errno
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+import edition_fixtures as fx
 import nbformat
 import pytest
 
@@ -227,8 +232,8 @@ def test_bad_arguments_are_named(tmp_path):
         workspace.sync(tmp_path / "missing", tmp_path / "my_work")
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "00_broken.ipynb").write_text("{not json")
-    with pytest.raises(ValueError, match="00_broken.ipynb: expected a notebook"):
-        workspace.sync(tmp_path / "notebooks", tmp_path / "my_work")
+    (entry,) = workspace.sync(tmp_path / "notebooks", tmp_path / "my_work")
+    assert entry.action == "error" and "00_broken.ipynb: expected a notebook" in entry.note
 
 
 def test_a_damaged_record_never_causes_an_overwrite(tree):
@@ -299,3 +304,267 @@ def test_make_workspace_in_a_fresh_clone_keeps_an_edit(tmp_path):
     assert copy_path.read_bytes() == edited
     status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True)
     assert status.stdout == "", f"the workspace shows up in git status:\n{status.stdout}"
+
+
+# ---- student editions in the workspace ------------------------------------------------------------------
+
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+@pytest.fixture
+def regions_tree(tmp_path) -> Path:
+    """notebooks/ with one lesson holding every kind of region (tests/edition_fixtures.py) and one without."""
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(fx.fixture_lesson(), tmp_path / "notebooks" / "01_fixture.ipynb")
+    nbformat.write(_executed_lesson("00 Start"), tmp_path / "notebooks" / "00_start.ipynb")
+    return tmp_path
+
+
+def _source_of(path: Path, cell_id: str) -> str:
+    return next(cell.source for cell in nbformat.read(path, as_version=4).cells if cell.id == cell_id)
+
+
+def test_sync_writes_the_student_edition_and_an_answered_copy_survives(regions_tree):
+    _sync(regions_tree)
+    copy_path = regions_tree / "my_work" / "01_fixture.ipynb"
+    text = copy_path.read_text()
+    assert not [marker for marker in MARKERS if marker in text] and "assert mask.sum()" not in text
+    assert "    ...  # your code here" in _source_of(copy_path, fx.IDS["softmax"])
+    assert _source_of(copy_path, fx.IDS["prediction"]).startswith("prediction = ...\n")
+    _assert_cleared(copy_path)
+    nb = nbformat.read(copy_path, as_version=4)  # the student answers, runs and saves
+    cell = next(cell for cell in nb.cells if cell.id == fx.IDS["softmax"])
+    cell.source = cell.source.replace("...  # your code here", "return np.exp(x) / np.exp(x).sum(-1, keepdims=True)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="01.softmax_rows passed\n")]
+    nbformat.write(nb, copy_path)
+    answered = copy_path.read_bytes()
+    entries = _sync(regions_tree)
+    assert (entries["01_fixture.ipynb"].action, entries["01_fixture.ipynb"].outdated) == ("kept", False)
+    assert entries["01_fixture.ipynb"].edited is True
+    assert copy_path.read_bytes() == answered
+
+
+def test_outdated_means_the_student_edition_changed(regions_tree):
+    _sync(regions_tree)
+    lesson_path = regions_tree / "notebooks" / "01_fixture.ipynb"
+    lesson = nbformat.read(lesson_path, as_version=4)
+    softmax = next(cell for cell in lesson.cells if cell.id == fx.IDS["softmax"])
+    softmax.source = softmax.source.replace("weights = np.exp(shifted)", "weights = np.exp(shifted)  # e^x")
+    reveal = next(cell for cell in lesson.cells if cell.id == fx.IDS["reveal"])
+    reveal.source = reveal.source.replace("a (4, 4) causal mask keeps", "the mask keeps")
+    nbformat.write(lesson, lesson_path)
+    entries = _sync(regions_tree)  # only solution and hidden lines changed: the student sees the same edition
+    assert entries["01_fixture.ipynb"].outdated is False
+    softmax.source = softmax.source.replace("Softmax along the last axis", "Softmax along the last axis (rows)")
+    nbformat.write(lesson, lesson_path)
+    entries = _sync(regions_tree)
+    assert entries["01_fixture.ipynb"].outdated is True and entries["01_fixture.ipynb"].edited is False
+
+
+def test_a_copy_recorded_before_student_editions_is_not_outdated(tree):
+    """Format 1 of the record held the digest of the lesson with outputs cleared: for a lesson without
+    regions that is the digest of its student edition, so existing workspaces see no change."""
+    old = workspace.clear_outputs(json.loads((tree / "notebooks" / "00_start.ipynb").read_text()))
+    workspace.sync(tree / "notebooks", tree / "my_work")
+    records = json.loads((tree / "my_work" / workspace.MANIFEST).read_text())["lessons"]
+    record = records["00_start.ipynb"]
+    records["00_start.ipynb"] = {"lesson_sha256": workspace.edition_digest(old), "cells_sha256": record["cells_sha256"]}
+    (tree / "my_work" / workspace.MANIFEST).write_text(json.dumps({"format": 1, "lessons": records}))
+    entries = _sync(tree)
+    assert entries["00_start.ipynb"].outdated is False and entries["00_start.ipynb"].edited is False
+
+
+def test_a_broken_lesson_is_named_with_its_cell_and_the_others_are_still_copied(regions_tree, capsys):
+    lesson_path = regions_tree / "notebooks" / "01_fixture.ipynb"
+    nb = json.loads(lesson_path.read_text())
+    nb["cells"][5]["source"] = "def f():\n    ### BEGIN SOLUTION\n    return 1\n"
+    lesson_path.write_text(json.dumps(nb))
+    code = workspace.main(
+        ["--notebooks", str(regions_tree / "notebooks"), "--workspace", str(regions_tree / "my_work")]
+    )
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "created  00_start.ipynb" in out and "error    01_fixture.ipynb   NOT COPIED" in out
+    (line,) = err.splitlines()
+    assert line.startswith("error: ") and f"cell 5 (id {fx.IDS['softmax']}" in line and "line 2" in line
+    assert not (regions_tree / "my_work" / "01_fixture.ipynb").exists()
+
+
+# ---- the lock: two commands at once ---------------------------------------------------------------------
+
+
+def test_a_second_command_waits_for_the_lock_then_runs(tree):
+    (tree / "my_work").mkdir()
+    said, finished = [], []
+    with workspace.workspace_lock(tree / "my_work"):
+        runner = threading.Thread(
+            target=lambda: finished.append(workspace.sync(tree / "notebooks", tree / "my_work", say=said.append))
+        )
+        runner.start()
+        time.sleep(0.5)
+        assert not finished and not list((tree / "my_work").glob("*.ipynb")), "it did not wait"
+    runner.join(timeout=30)
+    assert [entry.action for entry in finished[0]] == ["created", "created"]
+    assert len(said) == 1 and said[0].startswith(f"waiting for another workspace command (process {os.getpid()})")
+
+
+def test_a_lock_held_too_long_is_one_error_line(tree, capsys, monkeypatch):
+    (tree / "my_work").mkdir()
+    monkeypatch.setattr(workspace, "LOCK_WAIT_S", 0.3)
+    with workspace.workspace_lock(tree / "my_work"):
+        code = workspace.main(["--notebooks", str(tree / "notebooks"), "--workspace", str(tree / "my_work")])
+        reset_code = workspace.main(["--notebooks", str(tree / "notebooks"), "--workspace", str(tree / "my_work"), "reset", "01"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert (code, reset_code) == (2, 2)
+    lines = err.splitlines()
+    assert len(lines) == 2 and all(line.startswith("error: ") for line in lines), err
+    assert ".workspace.lock: another workspace command" in lines[0] and "run this command again" in lines[0]
+    assert not list((tree / "my_work").glob("*.ipynb"))
+
+
+def test_two_runs_at_once_both_finish_without_a_traceback(tmp_path):
+    """The real lessons (large enough to overlap), `make workspace` and `make reset-lesson` started together."""
+    command = [sys.executable, str(REPO / "scripts" / "workspace.py"), "--workspace", str(tmp_path / "my_work")]
+    runs = [subprocess.Popen([*command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for args in (["sync"], ["sync"], ["reset", "01"])]  # fmt: skip
+    results = [(run.wait(timeout=120), *run.communicate()) for run in runs]
+    for code, out, err in results:
+        assert code == 0 and "Traceback" not in err, (out, err)
+    names = sorted(path.name for path in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    created = [line.split()[1] for _, out, _ in results for line in out.splitlines() if line.startswith("  created")]
+    reset_made = any(out.startswith("reset") for _, out, _ in results[2:]) and not results[2][1].startswith("backed")
+    assert sorted(created + (["01_attention_numpy.ipynb"] if reset_made else [])) == names, results
+    for name in names:
+        _assert_cleared(tmp_path / "my_work" / name)
+
+
+def test_a_stale_temporary_file_from_a_killed_run_is_cleaned_up(tree):
+    (tree / "my_work").mkdir()
+    stale = tree / "my_work" / ".01_attention.ipynb.99999.tmp"
+    stale.write_text('{"cells": [')
+    _sync(tree)
+    assert not stale.exists()
+
+
+# ---- every failure is one line ----------------------------------------------------------------------------
+
+
+def _main(tree: Path, *args: str) -> int:
+    return workspace.main(["--notebooks", str(tree / "notebooks"), "--workspace", str(tree / "my_work"), *args])
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+def test_my_work_as_a_regular_file_is_one_error_line(tree, capsys):
+    (tree / "my_work").write_text("my notes")
+    assert _main(tree) == 2
+    line = _one_error_line(capsys)
+    assert "my_work: is a file, not a folder" in line and "mv " in line and "my_work.old" in line
+    assert _main(tree, "reset", "01") == 2
+    assert "is a file, not a folder" in _one_error_line(capsys)
+    assert (tree / "my_work").read_text() == "my notes"
+
+
+def test_my_work_as_a_broken_link_is_one_error_line(tree, capsys):
+    (tree / "my_work").symlink_to(tree / "gone")
+    assert _main(tree) == 2
+    assert "my_work: is a link to" in _one_error_line(capsys)
+
+
+def test_a_read_only_workspace_is_one_error_line(tree, capsys, monkeypatch):
+    folder = tree / "my_work"
+    folder.mkdir()
+    if os.geteuid() != 0:  # a real read-only folder
+        folder.chmod(0o555)
+    else:  # root writes anywhere: the operating system's answer for a read-only folder, simulated
+        real_open = os.open
+
+        def refuse(path, flags, *args, **kwargs):
+            if Path(path).parent == folder and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return real_open(path, flags, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", refuse)
+    try:
+        assert _main(tree) == 2
+        line = _one_error_line(capsys)
+    finally:
+        folder.chmod(0o755)
+    assert ".workspace.lock: Permission denied: make it writable (chmod u+w " in line and line.endswith(
+        "my_work), then run the command again"
+    ), line
+
+
+def test_a_copy_that_cannot_be_written_names_the_notebook_not_a_temporary_file(tree, capsys, monkeypatch):
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    assert _main(tree) == 2
+    line = _one_error_line(capsys)
+    assert "00_start.ipynb: No space left on device: free some disk space" in line and ".tmp" not in line
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+
+
+def _not_a_notebook(path: Path) -> None:
+    path.write_text('{"lessons": []}')
+
+
+def _folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+def _broken_link(path: Path) -> None:
+    path.unlink()
+    path.symlink_to(path.with_name("elsewhere.ipynb"))
+
+
+DAMAGE = {
+    "cut short": (_truncate, "not valid JSON at line"),
+    "empty": (lambda path: path.write_bytes(b""), "empty"),
+    "not a notebook": (_not_a_notebook, "JSON but not a notebook"),
+    "a folder": (_folder, "a folder, not a notebook file"),
+    "a broken link": (_broken_link, "a link to"),
+    "not text": (lambda path: path.write_bytes(b"\xff\xfe\x00garbage"), "not text"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_copy_is_listed_as_damaged_with_the_reset_command_and_left_alone(tree, damage, capsys):
+    _sync(tree)
+    copy_path = tree / "my_work" / "01_attention.ipynb"
+    spoil, words = DAMAGE[damage]
+    spoil(copy_path)
+    before = copy_path.read_bytes() if copy_path.is_file() else None
+    assert _main(tree) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if "01_attention.ipynb" in line)
+    assert line.startswith("  damaged  01_attention.ipynb   DAMAGED: ") and words in line, line
+    assert "1 created" not in out and "0 created, 1 kept, 0 outdated, 1 damaged." in out
+    assert "To start that lesson afresh: make reset-lesson LESSON=01" in out
+    assert (copy_path.read_bytes() if copy_path.is_file() else None) == before
+    backup, target = workspace.reset("01", tree / "notebooks", tree / "my_work")
+    assert os.path.lexists(backup) and _assert_cleared(target)
+    assert _sync(tree)["01_attention.ipynb"].action == "kept"
+
+
+def test_a_copy_cut_short_says_so_and_points_at_jupyterlabs_checkpoint(tree, capsys):
+    _sync(tree)
+    copy_path = tree / "my_work" / "01_attention.ipynb"
+    checkpoint = tree / "my_work" / ".ipynb_checkpoints" / "01_attention-checkpoint.ipynb"
+    checkpoint.parent.mkdir()
+    checkpoint.write_bytes(copy_path.read_bytes())
+    _truncate(copy_path)
+    assert _main(tree) == 0
+    out = capsys.readouterr().out
+    assert "(it ends early: cut short when it was saved)" in out
+    assert "JupyterLab's last checkpoint of it: " in out and "01_attention-checkpoint.ipynb" in out
