@@ -7,8 +7,15 @@ Steps:
 2. write each figure's alt text from ``docs/figure_alt_text.json`` into the staged copies (the same
    step as ``scripts/apply_alt_text.py``; a no-op once the notebooks carry it), so every ``<img>``
    of the site has its ``alt``;
-3. copy MathJax 3 (from the pinned ``django-static-mathjax`` package) into ``_static/mathjax``;
-4. run ``sphinx-build`` (myst-nb with ``nb_execution_mode = "off"``: the stored outputs are shown).
+3. fold the solutions (:func:`fold_solutions`): each code cell with a solution region is shown as the
+   student sees it (the stub cell of the student edition, ``scripts/editions.py``), followed by the
+   complete cell with its source folded behind a "Show solution" toggle (myst-nb's ``hide-input`` tag
+   with a per-cell prompt: a ``<details>`` element, no script) and its stored outputs below; marker
+   lines are left out;
+4. copy MathJax 3 (from the pinned ``django-static-mathjax`` package) into ``_static/mathjax``;
+5. run ``sphinx-build`` (myst-nb with ``nb_execution_mode = "off"``: the stored outputs are shown);
+6. make each lesson's download (``_sources/notebooks/NN_*.ipynb``, the theme's download button) the
+   student edition: the notebook a student works in, not the solved one.
 
 Usage::
 
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -32,8 +40,17 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from apply_alt_text import apply_alt_text, load_alt_text  # noqa: E402
+from editions import make_edition, student_edition  # noqa: E402
 
-__all__ = ["REPO", "build_site", "mathjax_dir", "stage_sources"]
+__all__ = [
+    "REPO",
+    "SHOW_SOLUTION",
+    "build_site",
+    "fold_solutions",
+    "mathjax_dir",
+    "stage_sources",
+    "write_downloads",
+]
 
 REPO = Path(__file__).resolve().parents[1]
 # The parts of MathJax's es5 distribution the site loads: the combined TeX+MathML/CommonHTML bundle,
@@ -52,6 +69,39 @@ def mathjax_dir() -> Path:
     return folder
 
 
+SHOW_SOLUTION = {"code_prompt_show": "Show solution", "code_prompt_hide": "Hide solution"}
+STUB_TAG = "student-stub"  # the stub cell shown above a folded solution (myst-nb adds the class tag_student-stub)
+
+
+def fold_solutions(nb: nbformat.NotebookNode, name: str) -> int:
+    """Show each solution region of ``nb`` as the student's stub, the full cell folded below it; return how many.
+
+    A code cell with a solution region becomes two cells: its student-edition source (a new cell, id
+    ``<id>-stub``, no outputs), then the complete cell without its marker lines, tagged ``hide-input``
+    with the prompts "Show solution" / "Hide solution", outputs kept. Cells with only hidden regions
+    lose their marker lines. ``name`` names the notebook in errors (scripts/editions.py's EditionError).
+    """
+    edition = make_edition(nb, name)
+    cells, folded = [], 0
+    for cell, made in zip(nb.cells, edition.cells, strict=True):
+        if made.regions:
+            cell.source = made.instructor_source
+        if made.has_solution:
+            stub = nbformat.v4.new_code_cell(
+                made.student_source, id=f"{(cell.get('id') or f'cell{made.index}')[:58]}-stub"
+            )
+            stub.metadata["tags"] = [STUB_TAG]
+            cells.append(stub)
+            tags = cell.metadata.setdefault("tags", [])
+            if "hide-input" not in tags:
+                tags.append("hide-input")
+            cell.metadata["mystnb"] = {**cell.metadata.get("mystnb", {}), **SHOW_SOLUTION}
+            folded += 1
+        cells.append(cell)
+    nb.cells = cells
+    return folded
+
+
 def stage_sources(stage: Path, repo: Path = REPO) -> list[str]:
     """Fill `stage` with the site's Sphinx sources; return the figures that have no alt text."""
     if stage.exists():
@@ -65,6 +115,7 @@ def stage_sources(stage: Path, repo: Path = REPO) -> list[str]:
             nb = nbformat.read(path, as_version=4)
             _, absent, _ = apply_alt_text(nb, texts.get(path.name, {}))
             missing += [f"{folder}/{path.name} cell {cell_id}" for cell_id in absent]
+            fold_solutions(nb, f"{folder}/{path.name}")
             nbformat.write(nb, stage / folder / path.name)
     (stage / "docs").mkdir()
     shutil.copy2(repo / "docs" / "instructor_guide.md", stage / "docs" / "instructor_guide.md")
@@ -79,9 +130,21 @@ def stage_sources(stage: Path, repo: Path = REPO) -> list[str]:
     return missing
 
 
-def build_site(out: Path, stage: Path, strict: bool = False) -> int:
-    """Stage the sources and run sphinx-build into `out`; return sphinx-build's exit status."""
-    missing = stage_sources(stage)
+def write_downloads(out: Path, repo: Path = REPO) -> int:
+    """Make each lesson's download in the built site its student edition; return how many were written."""
+    written = 0
+    for path in sorted((repo / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        target = out / "_sources" / "notebooks" / path.name
+        if target.is_file():
+            nb = student_edition(json.loads(path.read_text(encoding="utf-8")), f"notebooks/{path.name}")
+            target.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+            written += 1
+    return written
+
+
+def build_site(out: Path, stage: Path, strict: bool = False, repo: Path = REPO) -> int:
+    """Stage the sources of ``repo`` and run sphinx-build into `out`; return sphinx-build's exit status."""
+    missing = stage_sources(stage, repo)
     for figure in missing:
         print(f"warning: figure without alt text: {figure} (add it to docs/figure_alt_text.json)")
     # Sphinx writes into build/site_html (myst-nb puts its image files beside the output folder, in
@@ -95,6 +158,7 @@ def build_site(out: Path, stage: Path, strict: bool = False) -> int:
         command += ["-W", "--keep-going"]
     status = subprocess.call([*command, str(stage), str(html)])
     if status == 0:
+        write_downloads(html, repo)
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(html, out)
     return status

@@ -80,6 +80,22 @@ def _label_toctree_toggles(app, pagename, templatename, context, doctree) -> Non
     context["generate_toctree_html"] = generate_labelled
 
 
+def _visit_hidden_cell(self, node) -> None:
+    """myst-nb's toggle for a folded cell (the solutions' "Show solution"), named by its visible prompt.
+
+    myst-nb labels every such <summary> "Toggle hidden content", which hides the prompt from a screen
+    reader; without that label the summary's name is its visible text ("Show solution" / "Hide solution").
+    """
+    from html import escape
+
+    self.body.append(f'<details class="admonition hide {" ".join(node["classes"])}">\n<summary>\n')
+    self.body.append(f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n')
+    self.body.append(f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n</summary>\n')
+
+
 def setup(app):
     # after the theme's own html-page-context handlers (priority 500), which define generate_toctree_html
     app.connect("html-page-context", _label_toctree_toggles, priority=900)
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
+
+    app.add_node(HideCodeCellNode, override=True, html=(_visit_hidden_cell, depart_HideCellInput))
