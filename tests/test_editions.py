@@ -36,6 +36,7 @@ def _load(name: str):
 
 
 editions = _load("editions")
+run_editions = _load("run_editions")
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
 
@@ -318,16 +319,27 @@ def test_the_reviews_judge_passes_the_fixtures_student_edition(tmp_path):
 
 
 def test_the_untouched_student_edition_runs_top_to_bottom_in_a_kernel(tmp_path):
-    from nbclient import NotebookClient
-
     _, work = _write_pair(tmp_path)
+    ok, said = run_editions.run_edition(work / "01_fixture.ipynb", timeout_s=60)  # what `make test-editions` runs
+    assert (ok, said) == (True, "ok")
     nb = nbformat.read(work / "01_fixture.ipynb", as_version=4)
-    NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
     said = {cell.id: "".join(o.get("text", "") for o in cell.outputs) for cell in nb.cells if cell.cell_type == "code"}
     for key in fx.SOLUTIONS:  # every stub is "not attempted" and the lesson goes on with the course's version
         assert "not attempted" in said[fx.IDS[key]], said
     assert "not answered" in said[fx.IDS["prediction"]]
     assert said[fx.IDS["use"]].startswith("[[0.186 0.307 0.506]]"), said[fx.IDS["use"]]
+
+
+def test_an_edition_that_stops_is_caught_naming_the_cell(tmp_path):
+    """A lesson that forgets `fn = checks.check(id, fn)` goes on with the student's stub, and a later cell fails."""
+    notebooks, work = _write_pair(tmp_path)
+    nb = json.loads((notebooks / "01_fixture.ipynb").read_text())
+    index = next(i for i, cell in enumerate(nb["cells"]) if cell["id"] == fx.IDS["softmax"])
+    nb["cells"][index]["source"] = _src(nb["cells"][index]).replace("softmax_rows = checks.check", "checks.check")
+    (work / "01_fixture.ipynb").write_text(json.dumps(editions.student_edition(nb)))
+    ok, said = run_editions.run_edition(work / "01_fixture.ipynb", timeout_s=60)
+    assert not ok
+    assert said.startswith(f"cell 15 (id {fx.IDS['use']}) raised AttributeError:"), said
 
 
 # ---- the authors' commands ------------------------------------------------------------------------------
