@@ -19,6 +19,7 @@ help:
 	@echo "make lab            set up .venv and my_work/ (your copies of the lessons), open them in JupyterLab"
 	@echo "make workspace      copy new lessons into my_work/ (never overwrites); list outdated copies"
 	@echo "make reset-lesson LESSON=02   back up my_work/02_*.ipynb and copy the lesson afresh"
+	@echo "make test-editions  run every lesson's student edition untouched, top to bottom (about 3 min)"
 	@echo "make test           set up .venv and run every test (unit, hygiene, lint, nbval)"
 	@echo "make test-browser   run each lesson in JupyterLab in headless Chromium (needs /usr/bin/chromium)"
 	@echo "make site           build the course website into site/ (open site/index.html)"
@@ -39,9 +40,10 @@ $(STAMP): requirements.txt pyproject.toml jupyter/lab/settings/overrides.d/atten
 
 env: $(STAMP)
 
-# Students work in their own copies ($(COURSE_WORKSPACE)/, git-ignored): made from notebooks/ with outputs cleared, the
-# first time only, never overwritten (scripts/workspace.py; standard library only, so no .venv needed).
-.PHONY: workspace reset-lesson
+# Students work in their own copies ($(COURSE_WORKSPACE)/, git-ignored): the student edition of each lesson in notebooks/
+# (solution regions stubbed, hidden regions removed, outputs cleared: scripts/editions.py), written the first time only,
+# never overwritten (scripts/workspace.py; standard library only, so no .venv needed).
+.PHONY: workspace reset-lesson test-editions
 COURSE_WORKSPACE := my_work
 
 lab: env workspace
@@ -53,6 +55,12 @@ workspace:
 
 reset-lesson:
 	$(PYTHON) scripts/workspace.py --workspace $(COURSE_WORKSPACE) reset "$(LESSON)"
+
+# Every lesson's student edition, as `make workspace` writes it (into a temporary folder), run untouched in a fresh
+# kernel: no error, and every check cell says "not attempted" (scripts/run_editions.py).
+test-editions: export MPLBACKEND := module://matplotlib_inline.backend_inline
+test-editions: env
+	$(BIN)/python scripts/run_editions.py
 
 test: test-unit test-notebooks site
 
