@@ -25,10 +25,12 @@ same cell)::
 asserts of a reveal that would give a prediction away). A code cell left empty by that is dropped from
 the student edition.
 
-**Collapsed explanations**: a markdown cell tagged ``explanation`` (:data:`COLLAPSE_TAG`) whose first line
-is a heading (``## Why ...``) is collapsed in the student edition: JupyterLab 4 reads the cell metadata
-``"jp-MarkdownHeadingCollapsed": true`` and hides the heading's section, every cell down to the next
-heading of the same or a higher level, until the student clicks it open.
+**Collapsed explanations**: a markdown cell tagged ``explanation`` (:data:`COLLAPSE_TAG`) that holds only a
+heading (``### Why: open it once you have predicted``) is collapsed in the student edition: JupyterLab 4 reads
+the cell metadata ``"jp-MarkdownHeadingCollapsed": true`` and hides the cells under the heading, down to the next
+heading of the same or a higher level, until the student clicks "N cells hidden". The heading's own cell stays
+visible (proved in tests/browser/test_editions_in_browser.py), so the explanation goes in the cells below it and
+the heading must not state the answer; text under the heading in the tagged cell is an error.
 
 **Always**: outputs, execution counts, execution timings and saved widget state are cleared; cell ids,
 tags and all other metadata are kept. Regions may not nest; an END must close the region its BEGIN
@@ -318,13 +320,21 @@ def _edit_cell(index: int, cell: dict) -> CellEdition:
                     "belongs to, or reword the text",
                 )
     if COLLAPSE_TAG in tags:
-        first = source.lstrip("\n").split("\n", 1)[0]
-        if cell_type != "markdown" or not HEADING.match(first):
+        lines = [line for line in source.split("\n") if line.strip()]
+        if cell_type != "markdown" or not lines or not HEADING.match(lines[0]):
             raise _CellProblem(
                 None,
                 f"the tag '{COLLAPSE_TAG}' is on a {cell_type} cell whose first line is not a markdown heading",
-                "put the tag on a markdown cell that starts with a heading ('### Why ...'): the student edition "
-                "collapses that heading's section",
+                "put the tag on a markdown cell that holds only a heading ('### Why it is 10'): the student "
+                "edition collapses the cells under it",
+            )
+        if len(lines) > 1:
+            raise _CellProblem(
+                2,
+                f"the cell tagged '{COLLAPSE_TAG}' holds text under its heading, and JupyterLab shows a collapsed "
+                "heading's own cell in full",
+                "keep only the heading in this cell and move the explanation into the next cell (the heading "
+                "itself stays visible: do not put the answer in it)",
             )
         edition.collapsed = True
     if cell_type != "code":

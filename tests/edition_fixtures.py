@@ -179,6 +179,7 @@ IDS = {
     "prediction": "fx-prediction",
     "reveal": "fx-reveal",
     "why": "fx-why",
+    "why_text": "fx-why-text",
     "why_more": "fx-why-more",
     "hidden_only": "fx-hidden-only",
     "use": "fx-use",
@@ -210,11 +211,8 @@ def fixture_lesson(title: str = "01 · A fixture lesson") -> nbformat.NotebookNo
         md("**Predict:** how many entries of a (4, 4) causal mask are True?", id=IDS["predict_prompt"]),
         _code("prediction", PREDICTION, count),
         _code("reveal", REVEAL, count + 1),
-        md(
-            "### Why 10\n\nThe causal mask keeps the diagonal and everything below it: 4 + 3 + 2 + 1.",
-            id=IDS["why"],
-            metadata={"tags": ["explanation"]},
-        ),
+        md("### Why: open it once you have predicted", id=IDS["why"], metadata={"tags": ["explanation"]}),
+        md("The causal mask keeps the diagonal and everything below it: 4 + 3 + 2 + 1.", id=IDS["why_text"]),
         md(
             "In general a (q_len, k_len) causal mask with q_len == k_len keeps q_len (q_len + 1) / 2.",
             id=IDS["why_more"],

@@ -151,7 +151,7 @@ def test_the_edition_reports_its_regions(edition):
         ("HIDDEN TESTS", "", fx.IDS["hidden_only"]),
     ]
     assert edition.summary() == (
-        "6 solution regions (5 code, 1 prediction), 2 hidden, 1 collapsed heading; 16 cells (1 dropped: hidden only)"
+        "6 solution regions (5 code, 1 prediction), 2 hidden, 1 collapsed heading; 17 cells (1 dropped: hidden only)"
     )
 
 
@@ -278,6 +278,12 @@ def test_the_explanation_tag_needs_a_markdown_heading_on_the_first_line(cell_typ
         editions.make_edition(nb, "nb.ipynb")
 
 
+def test_the_explanation_heading_holds_no_text_since_jupyterlab_shows_its_cell():
+    nb = _one_cell("### Why it is 10\n\nBecause 4 + 3 + 2 + 1.", "markdown", tags=[editions.COLLAPSE_TAG])
+    with pytest.raises(editions.EditionError, match=r"line 2: the cell tagged 'explanation' holds text under its"):
+        editions.make_edition(nb, "nb.ipynb")
+
+
 def test_every_problem_of_a_notebook_is_listed_at_once(lesson):
     nb = copy.deepcopy(lesson)
     nb["cells"][4]["source"] = "def f():\n    ### BEGIN SOLUTION\n    return 1\n"
@@ -339,7 +345,7 @@ def test_an_edition_that_stops_is_caught_naming_the_cell(tmp_path):
     (work / "01_fixture.ipynb").write_text(json.dumps(editions.student_edition(nb)))
     ok, said = run_editions.run_edition(work / "01_fixture.ipynb", timeout_s=60)
     assert not ok
-    assert said.startswith(f"cell 15 (id {fx.IDS['use']}) raised AttributeError:"), said
+    assert said.startswith(f"cell 16 (id {fx.IDS['use']}) raised AttributeError:"), said
 
 
 # ---- the authors' commands ------------------------------------------------------------------------------
