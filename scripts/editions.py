@@ -68,7 +68,7 @@ COLLAPSED_KEY = "jp-MarkdownHeadingCollapsed"  # what JupyterLab 4's MarkdownCel
 SOLUTION, HIDDEN = "SOLUTION", "HIDDEN TESTS"
 
 # A marker line: the marker alone, any indentation, nothing after it but spaces.
-MARKER_LINE = re.compile(r"^(?P<indent>[ \t]*)### (?P<edge>BEGIN|END) (?P<kind>SOLUTION|HIDDEN TESTS)[ \t]*$")
+MARKER_LINE = re.compile(r"^(?P<indent>[ \t]*)### (?P<edge>BEGIN|END) (?P<kind>SOLUTION|HIDDEN TESTS)[ \t\r]*$")
 # Marker text anywhere (nbgrader reads it case-sensitively, anywhere in a line) ...
 MARKER_TEXT = re.compile(r"\b(?:BEGIN|END)\s+(?:SOLUTION|HIDDEN\s+TESTS)\b")
 # ... and a comment that looks meant as a marker (wrong case, wrong number of #).
@@ -235,7 +235,7 @@ def _code_cell(source: str) -> tuple[str, str, list[Region]]:
     instructor: list[str] = []
     regions: list[Region] = []
     opened = None  # (kind, indent, line number, body lines)
-    for n, line in enumerate(source.splitlines(), start=1):
+    for n, line in enumerate(source.split("\n"), start=1):  # not splitlines(): "\f" or "\u2028" in code stay
         match = MARKER_LINE.match(line)
         if match is None:
             if MARKER_TEXT.search(line) or MARKER_LIKE.match(line):
@@ -292,8 +292,7 @@ def _code_cell(source: str) -> tuple[str, str, list[Region]]:
             f"the {opened[0].lower()} region opened here is never closed",
             f"add {_marker_name('END', opened[0])} after its last line, in this cell",
         )
-    ending = "\n" if source.endswith("\n") else ""
-    return "\n".join(student) + ending, "\n".join(instructor) + ending, regions
+    return "\n".join(student), "\n".join(instructor), regions
 
 
 def _compiles(source: str) -> str | None:

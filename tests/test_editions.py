@@ -399,3 +399,9 @@ def test_every_real_lesson_makes_a_student_edition():
     assert done.returncode == 0, done.stderr
     lessons = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert f"{len(lessons)} of {len(lessons)} lessons make a student edition" in done.stdout
+
+
+@pytest.mark.parametrize("source", ["x = '\u2028'\ny = 1\n", "a = 1\r\nb = '\f'\n\n", "", "\n", "x = 1"])
+def test_a_cell_without_regions_is_kept_byte_for_byte(source):
+    nb = _one_cell(source)
+    assert editions.student_edition(nb)["cells"][1]["source"] == source
