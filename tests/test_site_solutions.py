@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import edition_fixtures as fx
-import nbformat
 import pytest
 from bs4 import BeautifulSoup
 
@@ -47,17 +45,7 @@ build_site = _load_build_site()
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """A site built from a clone-like tree holding only the fixture lesson (strict: any Sphinx warning fails)."""
-    root = tmp_path_factory.mktemp("site_repo")
-    shutil.copytree(REPO / "site_src", root / "site_src")
-    (root / "site_src" / "solutions.md").unlink()
-    (root / "site_src" / "index.md").write_text(
-        "# A fixture course\n\n```{toctree}\n:maxdepth: 1\n\nnotebooks/01_fixture\ndocs/instructor_guide\n```\n"
-    )
-    for folder in ("notebooks", "solutions", "docs"):
-        (root / folder).mkdir()
-    nbformat.write(fx.fixture_lesson(), root / "notebooks" / "01_fixture.ipynb")
-    (root / "docs" / "instructor_guide.md").write_text("# Instructor guide\n\nNothing here.\n")
-    (root / "docs" / "figure_alt_text.json").write_text("{}")
+    root = fx.write_site_tree(tmp_path_factory.mktemp("site_repo"), REPO)
     out = root / "site"
     status = build_site.build_site(out, root / "build" / "site_src", strict=True, repo=root)
     assert status == 0, "sphinx-build failed (see its warnings above)"
