@@ -470,7 +470,7 @@ def reset(
 def format_report(entries: list[Entry], workspace: Path) -> str:
     """The lines ``make workspace`` prints: created, kept, outdated, damaged, and what to do about them."""
     where = _shown(Path(workspace))
-    lines = [f"{where}/ holds your own copies of the lessons: made once, outputs cleared, never overwritten."]
+    lines = [f"{where}/ holds your own copies of the lessons (their student editions): made once, never overwritten."]
     for entry in entries:
         line = f"  {entry.action:<8} {entry.name}"
         if entry.action == "damaged":
