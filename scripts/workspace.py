@@ -312,7 +312,10 @@ def workspace_lock(
     try:
         started, told = time.monotonic(), False
         while not _try_lock(fd):
-            holder = path.read_text(errors="replace").strip() or "unknown"
+            try:
+                holder = path.read_text(errors="replace").strip() or "unknown"
+            except OSError:  # Windows refuses to read a locked byte
+                holder = "unknown"
             waited = time.monotonic() - started
             if waited >= wait_s:
                 raise WorkspaceError(
