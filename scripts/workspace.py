@@ -544,7 +544,7 @@ def _preview(path: Path, notebooks: Path, out: Path | None, changed_only: bool) 
             what.append("collapsed heading")
         if changed_only and not what:
             continue
-        print(f"--- cell {cell.index} · {cell.cell_type} · id {cell.cell_id}" + "".join(f" · {w}" for w in what))
+        print(f"--- cell {cell.index} | {cell.cell_type} | id {cell.cell_id}" + "".join(f" | {w}" for w in what))
         if cell.student_source is not None:
             print(cell.student_source.rstrip("\n"))
 

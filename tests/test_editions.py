@@ -363,10 +363,10 @@ def test_preview_prints_the_student_edition_of_one_notebook(tmp_path):
     out = done.stdout
     assert out.splitlines()[0].endswith("student edition: " + editions.make_edition(
         json.loads((notebooks / "01_fixture.ipynb").read_text())).summary())  # fmt: skip
-    assert f"--- cell 5 · code · id {fx.IDS['softmax']} · solution region, lines 3-7\n" in out
+    assert f"--- cell 5 | code | id {fx.IDS['softmax']} | solution region, lines 3-7\n" in out
     assert "    ...  # your code here\n" in out and "prediction = ...\n" in out
-    assert f"id {fx.IDS['hidden_only']} · dropped (hidden only)" in out
-    assert f"id {fx.IDS['why']} · collapsed heading" in out
+    assert f"id {fx.IDS['hidden_only']} | dropped (hidden only)" in out
+    assert f"id {fx.IDS['why']} | collapsed heading" in out
     assert "fx-setup" not in out, "--changed printed an unchanged cell"
     assert not [marker for marker in MARKERS if marker in out]
     target = tmp_path / "preview.ipynb"
