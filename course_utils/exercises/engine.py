@@ -308,16 +308,25 @@ def fitting_misconceptions(exercise) -> list[Fit]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _case_names(exercise, n_args):
-    target = exercise.driver if exercise.driver is not None else exercise.reference
+def _positional_names(fn) -> tuple[list, bool]:
     try:
-        params = list(inspect.signature(target).parameters)
+        params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        params = []
+        return [], True
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names, any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+def _case_names(exercise, n_args):
+    """The case's argument names: the driver's (after the answer) or the reference's; the reference fills a ``*args``."""
+    names, open_ended = _positional_names(exercise.driver or exercise.reference)
     if exercise.driver is not None:
-        params = params[1:]  # the driver's first parameter is the answer itself
-    params = [p for p in params if p not in ("self", "args", "kwargs")]
-    return (params + [f"arg{i}" for i in range(len(params), n_args)])[:n_args]
+        names = names[1:]  # the driver's first parameter is the answer itself
+    names = [n for n in names if n != "self"]
+    if open_ended or len(names) < n_args:
+        answer_names, _ = _positional_names(exercise.reference)
+        names += answer_names[len(names) : n_args]
+    return (names + [f"arg{i}" for i in range(len(names), n_args)])[:n_args]
 
 
 def _module_words(module) -> str:
@@ -388,6 +397,8 @@ def _candidates(value):
     yield value
     if isinstance(value, (tuple, list)) and len(value) <= 4:
         yield from value
+    if isinstance(value, dict) and len(value) <= 8:  # a helper returning {"previous": ..., "self": ...}
+        yield from value.values()
 
 
 def _could_equal(expected, candidate) -> bool:
@@ -515,6 +526,21 @@ def _match(exercise, prepared, student_rows):
     return best[1:], wrong
 
 
+def _components(exercise, prepared, i):
+    return [c for c, _ in _cells(exercise, prepared.expected[i], prepared.expected[i])]
+
+
+def _uniform_components(exercise, prepared, cells, n_run):
+    """The components S when ``cells`` is exactly S on every case run (S a strict subset), else None."""
+    if not cells:
+        return None
+    names = {c for _, c in cells}
+    every = {(i, c) for i in range(n_run) for c in names}
+    if cells != every or len(names) >= len(_components(exercise, prepared, 0)):
+        return None
+    return [c for c in _components(exercise, prepared, 0) if c in names]
+
+
 def _named(exercise, prepared, student_rows, n):
     """The sentence naming a misconception (full or partial), and its id; ("", None) if none fits."""
     found, wrong = _match(exercise, prepared, student_rows)
@@ -523,16 +549,22 @@ def _named(exercise, prepared, student_rows, n):
     fit, explained, contradicted = found
     rest = wrong - explained
     if not rest and not contradicted:
-        text = f"It looks like a known mistake: {_reread(fit.id)}."
-        return text, fit.id
-    text = f"On {_where(exercise, prepared, explained, n)} your answer matches a known mistake: {_reread(fit.id)}."
+        return f"It looks like a known mistake: {_reread(fit.id)}.", fit.id
+    n_run = len(student_rows)
+    parts = _uniform_components(exercise, prepared, explained, n_run)
+    if parts is not None:
+        text = f"Your {' and '.join(parts)} matches a known mistake on every case: {_reread(fit.id)}."
+        others = _uniform_components(exercise, prepared, contradicted, n_run)
+        if others is not None and not rest:
+            text += f" Your {' and '.join(others)} does not show it."
+    else:
+        where = _where(exercise, prepared, explained, n)
+        text = f"On {where} your answer matches a known mistake: {_reread(fit.id)}."
+        if contradicted and not rest:
+            text += f" On {_where(exercise, prepared, contradicted, n)} it does not, so check that part too."
     if rest:
         i = min(i for i, _ in rest)
-        text += (
-            f" {_where(exercise, prepared, {c for c in rest if c[0] == i}, n).capitalize()} is wrong in another way."
-        )
-    elif contradicted:
-        text += f" On {_where(exercise, prepared, contradicted, n)} it does not, so check that part too."
+        text += f" {_where(exercise, prepared, {c for c in rest if c[0] == i}, n).capitalize()} is wrong in another way."
     return text, fit.id
 
 
@@ -594,12 +626,7 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
                 return _returned_none(exercise, i, n, stubs_note)
             return _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note)
         if recorder.called:
-            helper = recorder.called[0]
-            return Verdict(
-                "wrong",
-                f"{name}: your answer uses {helper}, which makes this exercise trivial. Write it without that helper.",
-                helper=helper,
-            )
+            return _forbidden(exercise, recorder.called[0])
         if got is None or probe.returned_none:
             return _returned_none(exercise, i, n, stubs_note)
         results.append(("ok", got))
@@ -625,6 +652,14 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
     if sentence:
         detail = f"{detail} {sentence}"
     return Verdict("wrong", detail + stubs_note, mid)
+
+
+def _forbidden(exercise, helper) -> Verdict:
+    return Verdict(
+        "wrong",
+        f"{exercise.title}: your answer uses {helper}, which makes this exercise trivial. Write it without that helper.",
+        helper=helper,
+    )
 
 
 def _returned_none(exercise, i, n, stubs_note) -> Verdict:
@@ -665,7 +700,7 @@ def _timed_out(exercise, i, n, limit, state) -> str:
             f"{exercise.title}: {where} ran for {elapsed:.0f} s and was stopped only then, {limit:g} s being the limit: "
             "it kept catching the stop. Look for a bare `except:` inside a loop."
         )
-    if elapsed > limit + 1.5:
+    if elapsed > limit + max(0.5, 0.1 * limit):  # a Python loop stops within milliseconds; C code only when it returns
         return (
             f"{exercise.title}: {where} ran for {elapsed:.0f} s, far past the {limit:g} s limit, inside one long "
             "library call that cannot be stopped until it returns (like sum(range(10**10))). If a cell hangs like "

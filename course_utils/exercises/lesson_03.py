@@ -153,6 +153,10 @@ def numpy_cross_cases():
             (rng.normal(size=(2, 4, d_model)), rng.normal(size=(2, 7, d_model)), np.array([5, 2]), *W, 4),
             "no row fills the padded width",
         ),
+        Case(
+            (60 * rng.normal(size=(3, 2, d_model)), 60 * rng.normal(size=(3, 5, d_model)), np.array([5, 4, 2]), *W, 2),
+            "scores in the thousands",
+        ),
     ]
 
 
@@ -248,6 +252,7 @@ def slices_cases():
         Case((x, x, x, *W, 2), "self-attention"),
         Case((rng.normal(size=(1, 3, d_model)), *[rng.normal(size=(1, 6, d_model))] * 2, *W, 4), "cross-attention"),
         Case((x, x, x, *W, 1), "one head"),
+        Case((60 * x[:1, :3], 60 * x[1:, :4], x[1:, :4], *W, 4), "scores in the thousands"),
     ]
 
 

@@ -47,6 +47,10 @@ def forward_cases():
             Case(
                 (mha, torch.randn(1, 6, 12), torch.randn(1, 2, 12), torch.randn(1, 2, 12)), "keys shorter than queries"
             ),
+            Case(
+                (mha, 60 * torch.randn(2, 4, 12), 60 * torch.randn(2, 3, 12), torch.randn(2, 3, 12)),
+                "scores in the thousands",
+            ),
         ]
 
 

@@ -162,6 +162,10 @@ def step_cases():
             (randn(4, 2), randn(4, 3, 5), padded([2, 1, 2, 1], 3), randn(2, 6), randn(5, 6), randn(6)),
             "no row fills the padded width",
         ),
+        Case(
+            (randn(2, 3), randn(2, 4, 5), padded([4, 2], 4), randn(3, 6), randn(5, 6), 400 * randn(6)),
+            "scores in the thousands",
+        ),
     ]
 
 
