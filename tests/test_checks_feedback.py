@@ -44,8 +44,15 @@ def _tokens(source: str) -> list[str]:
     keep = {"np", "torch", "F", "nn", "math", "True", "False", "None"}
     try:
         for t in tokenize.generate_tokens(io.StringIO(source).readline):
-            if t.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                          tokenize.ENDMARKER, tokenize.STRING):
+            if t.type in (
+                tokenize.COMMENT,
+                tokenize.NL,
+                tokenize.NEWLINE,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+                tokenize.ENDMARKER,
+                tokenize.STRING,
+            ):
                 continue
             if t.type == tokenize.NAME and not keyword.iskeyword(t.string) and t.string not in keep:
                 out.append("N")

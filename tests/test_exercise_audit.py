@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from course_utils import exercises
-from course_utils.exercises import audit, engine, misconceptions
+from course_utils.exercises import audit, misconceptions
 
 REPO = Path(__file__).resolve().parents[1]
 ALL = list(exercises.EXERCISES.values())

@@ -185,7 +185,9 @@ def test_check_cells_show_no_solution():
         for source in _code_cells(path):
             if f'checks.check("{eid}"' in source:
                 first = source.strip()
-                assert re.match(r"^(\w+\s*=\s*)?checks\.check\(", first), f"{eid}: the check cell holds more than the check"
+                assert re.match(r"^(\w+\s*=\s*)?checks\.check\(", first), (
+                    f"{eid}: the check cell holds more than the check"
+                )
 
 
 def _headings(lesson: str) -> set[str]:

@@ -564,7 +564,9 @@ def _named(exercise, prepared, student_rows, n):
             text += f" On {_where(exercise, prepared, contradicted, n)} it does not, so check that part too."
     if rest:
         i = min(i for i, _ in rest)
-        text += f" {_where(exercise, prepared, {c for c in rest if c[0] == i}, n).capitalize()} is wrong in another way."
+        text += (
+            f" {_where(exercise, prepared, {c for c in rest if c[0] == i}, n).capitalize()} is wrong in another way."
+        )
     return text, fit.id
 
 
@@ -695,7 +697,7 @@ def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verd
 def _timed_out(exercise, i, n, limit, state) -> str:
     elapsed = state.elapsed if state is not None else limit
     where = _case(exercise, i, n)
-    if state is not None and state.stuck_reported:
+    if state is not None and (state.stuck_reported or state.stops_sent >= 3):
         return (
             f"{exercise.title}: {where} ran for {elapsed:.0f} s and was stopped only then, {limit:g} s being the limit: "
             "it kept catching the stop. Look for a bare `except:` inside a loop."

@@ -47,6 +47,7 @@ from course_utils.exercises.compare import shorten
 __all__ = [
     "TimedOut",
     "TimeLimit",
+    "STUCK_AFTER_STOPS",
     "time_limit",
     "seeded",
     "notebook_state_kept",
@@ -75,7 +76,8 @@ class TimedOut(BaseException):
 # ---------------------------------------------------------------------------------------------
 
 _REPEAT_S = 0.05  # after the deadline, stop again every 50 ms until the answer gives up
-_STUCK_AFTER_S = 2.0  # the answer kept catching the stop this long: tell the student
+STUCK_AFTER_STOPS = 40
+"""Stops sent (2 s of them) that an answer caught before the watchdog tells the student to restart."""
 
 
 def _inject(thread_id: int, exc_type) -> None:
@@ -96,6 +98,7 @@ class TimeLimit:
         self.start = time.monotonic()
         self.done = False
         self.stuck_reported = False
+        self.stops_sent = 0
         self.lock = threading.Lock()
         self.finished = threading.Event()
 
@@ -113,7 +116,9 @@ def _watchdog(state: TimeLimit, thread_id: int) -> None:
             if state.done:
                 return
             _inject(thread_id, TimedOut)
-        if not state.stuck_reported and time.monotonic() - deadline > _STUCK_AFTER_S:
+            state.stops_sent += 1
+        # counted in stops actually sent: while one long C call holds the interpreter, this thread cannot run at all
+        if not state.stuck_reported and state.stops_sent >= STUCK_AFTER_STOPS:
             state.stuck_reported = True
             if state.on_stuck is not None:
                 with contextlib.suppress(Exception):
@@ -126,8 +131,8 @@ def _watchdog(state: TimeLimit, thread_id: int) -> None:
 def time_limit(seconds, on_stuck=None):
     """Stop the block after ``seconds`` by raising :class:`TimedOut` in it, repeatedly, until it gives up.
 
-    ``on_stuck(state)`` is called (from the watchdog thread) when the block has kept running 2 s past
-    its deadline while Python code still ran: it catches the stop. ``seconds`` of None or <= 0 means no
+    ``on_stuck(state)`` is called (from the watchdog thread) when the block has caught 40 stops, sent every
+    50 ms after its deadline, while Python code still ran. ``seconds`` of None or <= 0 means no
     limit. Yields a :class:`TimeLimit`; the notebook's own ``SIGALRM`` handler and timer are restored.
     """
     if not seconds or seconds <= 0:
