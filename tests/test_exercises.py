@@ -181,13 +181,12 @@ def test_solutions_check_every_exercise_strictly():
 
 
 def test_check_cells_show_no_solution():
+    """A check sits in its own cell, or after the function whose body is a solution region (removed for students)."""
     for eid, _, path in LESSON_CHECKS:
         for source in _code_cells(path):
             if f'checks.check("{eid}"' in source:
-                first = source.strip()
-                assert re.match(r"^(\w+\s*=\s*)?checks\.check\(", first), (
-                    f"{eid}: the check cell holds more than the check"
-                )
+                own_cell = re.match(r"^(\w+\s*=\s*)?checks\.check\(", source.strip())
+                assert own_cell or "### BEGIN SOLUTION" in source, f"{eid}: the check cell shows its solution"
 
 
 def _headings(lesson: str) -> set[str]:
