@@ -28,16 +28,28 @@ __all__ = [
 _ID = re.compile(r"^\d\d\.[A-Za-z_]\w*$")
 
 
-@dataclass(frozen=True)
-class Case:
-    """One call of an exercise: its positional arguments and, optionally, what makes it special.
+class Case(tuple):
+    """One call of an exercise: its positional arguments (the tuple itself) and what makes it special.
 
-    ``label`` is said in messages after the inputs ("keys longer than queries"); leave it empty when
-    the inputs say it all. ``make_cases`` may return plain tuples instead.
+    ``label`` is said in messages after the inputs ("keys longer than queries"); leave it empty when the
+    inputs say it all. A ``Case`` unpacks like the tuple of its arguments (``fn(*case)``); ``make_cases``
+    may return plain tuples instead.
     """
 
-    args: tuple
-    label: str = ""
+    def __new__(cls, args, label: str = ""):
+        case = super().__new__(cls, tuple(args))
+        case.label = str(label)
+        return case
+
+    def __getnewargs__(self):
+        return (tuple(self), self.label)
+
+    @property
+    def args(self) -> tuple:
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return f"Case({tuple(self)!r}, {self.label!r})"
 
 
 class AnswerRefused(Exception):
