@@ -629,6 +629,8 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
             return _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note)
         if recorder.called:
             return _forbidden(exercise, recorder.called[0])
+        if state is not None and state.elapsed > state.seconds:  # it caught the stop, or outran it, and returned
+            return Verdict("timed_out", _timed_out(exercise, i, n, limit, state))
         if got is None or probe.returned_none:
             return _returned_none(exercise, i, n, stubs_note)
         results.append(("ok", got))
@@ -697,7 +699,7 @@ def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verd
 def _timed_out(exercise, i, n, limit, state) -> str:
     elapsed = state.elapsed if state is not None else limit
     where = _case(exercise, i, n)
-    if state is not None and (state.stuck_reported or state.stops_sent >= 3):
+    if state is not None and (state.stuck_reported or state.stops_sent >= 2):
         return (
             f"{exercise.title}: {where} ran for {elapsed:.0f} s and was stopped only then, {limit:g} s being the limit: "
             "it kept catching the stop. Look for a bare `except:` inside a loop."
