@@ -8,12 +8,13 @@ catalogue patch) named when its buggy answer is checked; every course helper tha
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from course_utils import exercises
-from course_utils.exercises import audit, misconceptions
+from course_utils.exercises import audit, engine, misconceptions
 
 REPO = Path(__file__).resolve().parents[1]
 ALL = list(exercises.EXERCISES.values())
@@ -91,3 +92,38 @@ def test_the_command_line(capsys):
     assert "| `00.dot_scores` | 3 of 3 | 1 of 1: scores_transposed |" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         audit.main(["--lesson", "42"])
+
+
+SQUARE_BY_NATURE = {
+    "02.masked_softmax": "a causal mask over one sequence is (q_len, q_len)",
+    "02.cross_attend_padded": "one case has batch == q_len on purpose: the silent bug of lesson 02",
+    "03.cross_attend": "W_q, W_k, W_v, W_o are (d_model, d_model)",
+    "03.heads_by_weight_slices": "W_q, W_k, W_v, W_o are (d_model, d_model)",
+    "05.previous_token_score": "self-attention weights are (heads, seq_len, seq_len)",
+}
+
+
+def test_inputs_give_every_axis_its_own_size():
+    """A swapped or transposed axis cannot pass because two sizes agree, except where the shape is square by nature."""
+    from course_utils.exercises import cases
+
+    for exercise in ALL:
+        prepared = engine.prepare(exercise)
+        for i, args in enumerate(prepared.cases):
+            for arg in args:
+                if hasattr(arg, "shape") and not callable(arg) and cases.coinciding_axes(arg):
+                    assert exercise.id in SQUARE_BY_NATURE, (
+                        f"{exercise.id} case {i + 1}: an input of shape {tuple(arg.shape)} has two axes of one size"
+                    )
+
+
+def test_padding_cases_include_a_batch_with_no_full_length_row():
+    """An answer that assumes the longest row fills the padded width (pad_packed_sequence without total_length) fails."""
+    for exercise in ALL:
+        prepared = engine.prepare(exercise)
+        names = engine.describe_case(exercise, 0)
+        if re.search(r"\blengths\b|_lengths\b|\bkey_mask\b", names):
+            labels = " ".join(prepared.labels)
+            assert "no row fills" in labels or "no full-length row" in labels, (
+                f"{exercise.id}: add a case whose longest row is shorter than the padded width"
+            )

@@ -135,8 +135,9 @@ def greedy_cases():
     model = checkpoints.load_pretrained("transformer")  # trained: rows reach EOS at their own steps
     gru = checkpoints.load_pretrained("gru_attention")
     mixed = data.collate([data.encode(s) for s in ("abcd", "edcba", "ca")])  # src (3, 5)
+    wide = torch.cat([mixed.src, torch.full((3, 1), PAD)], dim=1)  # (3, 6): one more column of padding
     return [
-        Case((model, mixed.src, mixed.src_lengths, mixed.src.shape[1] + 2), "rows finish at different steps"),
+        Case((model, wide, mixed.src_lengths, 7), "rows finish at different steps; no row fills the padded width"),
         Case((model, mixed.src, mixed.src_lengths, 3), "max_len binds before any EOS"),
         Case((gru, mixed.src, mixed.src_lengths, mixed.src.shape[1] + 2), "another model, the same contract"),
     ]
