@@ -83,7 +83,7 @@ MY_SPLIT_HEADS = Exercise(
 # ---- 03.count_attention_parameters(d_model, num_heads, bias=True) -> int -------------------------------------
 COUNT_FORBIDDEN = (
     "course_utils.attention:MultiHeadAttention.__init__",
-    "torch.nn.modules.activation:MultiheadAttention.__init__",
+    "torch.nn:MultiheadAttention.__init__",
 )
 """Building the layer and counting its parameters skips the exercise (the reference does exactly that)."""
 
