@@ -24,7 +24,6 @@ __all__ = [
     "data",
     "reversal",
     "exercises",
-    "misconceptions",
     "explorer",
     "grading",
     "grade_report",

@@ -1,4 +1,4 @@
-"""Property tests: the comparer never raises, whatever it is given, and always answers in one short line."""
+"""Property tests: the comparer and the prediction judge never raise, whatever they are given, and answer in one short line."""
 
 import math
 
@@ -8,7 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from course_utils import _compare, checks
+from course_utils import checks
+from course_utils.exercises import compare as comparer
+from course_utils.exercises import predictions
+from course_utils.exercises._model import Prediction
 
 
 class _Hostile:
@@ -129,7 +132,7 @@ def test_a_value_matches_itself(value):
     try:
         flat = [value] if not isinstance(value, tuple) else list(value)
         for v in flat:
-            arr = _compare._to_numpy(v)
+            arr = comparer.to_numpy(v)
             if np.issubdtype(arr.dtype, np.number) and np.isnan(arr.astype(complex)).any():
                 has_nan = True
     except Exception:
@@ -149,3 +152,29 @@ def test_deep_nesting_and_cycles_are_explained():
     cyclic = []
     cyclic.append(cyclic)
     _one_short_line(checks.compare([[1.0]], cyclic))
+
+
+_NUMBER = Prediction("99.number", "a number?", "number", 1_050_624, known_wrong=())
+_SMALL = Prediction("99.small", "a small number?", "number", 0.125, rtol=0.25)
+_SHAPE = Prediction("99.shape", "a shape?", "shape", (2, 4, 5, 7))
+_INDEX = Prediction("99.index", "an index?", "index", 0)
+_CHOICE = Prediction("99.choice", "a choice?", "choice", "nan", choices=("weights", "nan", "inf"))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=values)
+def test_predictions_answer_any_value_in_words(value):
+    for prediction in (_NUMBER, _SMALL, _SHAPE, _INDEX, _CHOICE):
+        verdict = predictions.judge_prediction(prediction, value)
+        assert verdict.status in ("right", "wrong", "not_answered")
+        assert "\n" not in verdict.message and "nan%" not in verdict.message and "inf%" not in verdict.message
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.one_of(st.integers(), st.floats(allow_nan=True, allow_infinity=True)))
+def test_number_predictions_never_count_a_factor_of_two_as_right(value):
+    for prediction in (_NUMBER, _SMALL):
+        verdict = predictions.judge_prediction(prediction, value)
+        answer = prediction.value()
+        if verdict.status == "right":
+            assert answer / 2 < value < answer * 2

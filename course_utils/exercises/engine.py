@@ -1,0 +1,716 @@
+"""The verdict on one answer: run every case, compare, name the known mistake, refuse delegation.
+
+:func:`judge` is what ``checks.check`` runs. For an :class:`~course_utils.exercises.Exercise` and an answer
+it returns a :class:`Verdict`: a status (``passed``, ``wrong``, ``crashed``, ``not_attempted``,
+``timed_out``), the misconception it named (or None) and one line for the student, in which every case is
+described by its inputs.
+
+How a mistake is named. Each misconception that fits the exercise has a buggy answer: the exercise's
+hand-written one (``Exercise.buggy``) or the reference run under the catalogue's patch
+(:mod:`course_utils.exercises.patches`), which fits wherever its output differs from the right one. The
+outputs are compared cell by cell (a cell is one case, or one named output of one case). A misconception is
+named when the answer agrees with its buggy answer on every cell where that buggy answer differs from the
+right one; it is named as a partial match ("on case 2 (...) your answer matches ...") when it agrees on
+some of them.
+
+How delegation is refused. While the student's own function runs, every public course helper's return
+value is recorded (``sys.setprofile``); an answer that is right but whose result a course helper already
+returned is refused, whatever the helper's name (``Exercise.allowed`` lists the helpers an exercise means
+the answer to call).
+
+The engine never imports a lesson module: it is handed the exercise.
+
+Introduced in notebooks/00_start_here.ipynb.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from course_utils.exercises import misconceptions as catalogue
+from course_utils.exercises import patches
+from course_utils.exercises._model import AnswerRefused, Case
+from course_utils.exercises.compare import compare, describe, is_array, safe_str, shorten, type_name
+from course_utils.exercises.runner import (
+    HelperRecorder,
+    Probe,
+    TimedOut,
+    course_defaults,
+    is_stub,
+    notebook_state_kept,
+    raises_only_not_implemented,
+    seeded,
+    stub_methods,
+    student_line,
+    time_limit,
+)
+
+__all__ = [
+    "Verdict",
+    "Prepared",
+    "Fit",
+    "judge",
+    "prepare",
+    "fitting_misconceptions",
+    "describe_case",
+    "call",
+    "crash_signature",
+    "helpers_that_compute",
+    "DEFAULT_TIME_LIMIT_S",
+]
+
+DEFAULT_TIME_LIMIT_S = 5.0
+
+
+@dataclass
+class Verdict:
+    """What a check found: ``status``, the misconception id it named (or None), one line for the student."""
+
+    status: str
+    detail: str
+    misconception: str | None = None
+    helper: str | None = None  # the course helper a refused answer delegated to
+
+
+@dataclass
+class Prepared:
+    """An exercise's cases, the right outputs, and what its reference called (to skip patches that cannot act)."""
+
+    cases: list
+    labels: list
+    expected: list
+    codes: set = field(default_factory=set)
+    names: set = field(default_factory=set)
+
+
+@dataclass
+class Fit:
+    """A misconception that fits an exercise: its buggy answer and what that answer gives on each case."""
+
+    id: str
+    answer: object
+    rows: list  # per case: ("ok", value) or ("raised", exception type)
+    source: str  # "declared" or "patch"
+    same_as: list = field(default_factory=list)  # derived misconceptions that behave exactly like this one
+
+
+_PREPARED: dict = {}
+_FITS: dict = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# cases and the right answers
+# ---------------------------------------------------------------------------------------------
+
+
+def call(exercise, answer, args, *, as_given: bool = False):
+    """Run ``answer`` on one case (through the exercise's driver), on a fresh copy of the case.
+
+    With ``as_given`` the modules of the copy are marked as handed in (patches do not act inside them).
+    """
+    args = copy.deepcopy(args)  # an answer that modifies its input cannot spoil the next one
+    with patches.given_suspended(args if as_given else ()):
+        if exercise.driver is not None:
+            return exercise.driver(answer, *args)
+        return answer(*args)
+
+
+def crash_signature(exc) -> tuple:
+    """What makes two crashes the same mistake: the exception type and its words, numbers left out."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    words = re.sub(r"[0-9]+", "", " ".join(text.split()))[:60]
+    return type(exc), words
+
+
+def _touch_recorder(codes: set, names: set):
+    def profile(frame, event, arg):
+        if patches.running_given():
+            return
+        if event == "call":
+            codes.add(frame.f_code)
+        elif event == "c_call":
+            names.add(getattr(arg, "__name__", None))
+
+    return profile
+
+
+def prepare(exercise) -> Prepared:
+    """The exercise's cases and right outputs, computed once under the course's own settings."""
+    if exercise.id not in _PREPARED:
+        cases, labels = [], []
+        with course_defaults():
+            for item in exercise.make_cases():
+                if isinstance(item, Case):
+                    cases.append(tuple(item.args))
+                    labels.append(item.label)
+                else:
+                    cases.append(item if isinstance(item, tuple) else (item,))
+                    labels.append("")
+            codes: set = set()
+            names: set = set()
+            expected = []
+            previous = sys.getprofile()
+            sys.setprofile(_touch_recorder(codes, names))
+            try:
+                for i, args in enumerate(cases):
+                    with seeded(i):
+                        expected.append(call(exercise, exercise.reference, args, as_given=True))
+            finally:
+                sys.setprofile(previous)
+        _PREPARED[exercise.id] = Prepared(cases, labels, expected, codes, names)
+    return _PREPARED[exercise.id]
+
+
+def _cells(exercise, expected, value):
+    """``[(component name, value)]``: one cell per named output, or one for the whole result."""
+    names = exercise.output_names
+    if names and isinstance(expected, tuple) and len(expected) == len(names):
+        if isinstance(value, (tuple, list)) and len(value) == len(names):
+            return list(zip(names, value, strict=True))
+        return [(name, _UNCOMPARABLE) for name in names]
+    return [("result", value)]
+
+
+class _Uncomparable:
+    def __repr__(self):
+        return "<not a tuple of the named outputs>"
+
+
+_UNCOMPARABLE = _Uncomparable()
+
+
+def _problem(exercise, expected, got, *, reveal=True, equal_nan=False):
+    """None if ``got`` is right, else one sentence on the first difference (outputs named as the exercise names them)."""
+    names = exercise.output_names
+    if names and isinstance(expected, tuple) and len(expected) == len(names):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            return f"expected a tuple ({', '.join(names)}) but got {describe(got)}"
+        for name, e, g in zip(names, expected, got, strict=True):
+            problem = compare(
+                e, g, atol=exercise.atol, rtol=exercise.rtol, path=name, equal_nan=equal_nan, reveal=reveal
+            )
+            if problem:
+                return problem
+        return None
+    return compare(
+        expected, got, atol=exercise.atol, rtol=exercise.rtol, path="result", equal_nan=equal_nan, reveal=reveal
+    )
+
+
+def _same(exercise, a, b) -> bool:
+    """Two per-cell outcomes behave the same: both values match (NaN equals NaN), or both raised the same type."""
+    if a[0] != b[0]:
+        return False
+    if a[0] == "raised":
+        return a[1] == b[1]
+    if a[1] is _UNCOMPARABLE or b[1] is _UNCOMPARABLE:
+        return False
+    with np.errstate(all="ignore"):
+        return compare(a[1], b[1], atol=exercise.atol, rtol=exercise.rtol, equal_nan=True) is None
+
+
+def _row_cells(exercise, expected, row):
+    """A case's outcome split into cells: ``{component: ("ok", value) | ("raised", type)}``."""
+    if row[0] == "raised":
+        return {name: row for name, _ in _cells(exercise, expected, None)}
+    return {name: ("ok", value) for name, value in _cells(exercise, expected, row[1])}
+
+
+# ---------------------------------------------------------------------------------------------
+# the misconceptions that fit
+# ---------------------------------------------------------------------------------------------
+
+
+def _outcomes(exercise, answer, prepared):
+    rows = []
+    with course_defaults():
+        for i, args in enumerate(prepared.cases):
+            try:
+                with seeded(i):
+                    rows.append(("ok", call(exercise, answer, args)))
+            except Exception as exc:
+                rows.append(("raised", crash_signature(exc)))
+    return rows
+
+
+def _touches(patch, prepared) -> bool:
+    for target in patch.targets:
+        found = patches.resolve(target)
+        if found is None:
+            continue
+        obj = found[2]
+        code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+        if code is not None and code in prepared.codes:
+            return True
+        if code is None and getattr(obj, "__name__", None) in prepared.names:
+            return True
+    return False
+
+
+def _rows_differ(exercise, prepared, rows) -> bool:
+    for expected, row in zip(prepared.expected, rows, strict=True):
+        right = _row_cells(exercise, expected, ("ok", expected))
+        got = _row_cells(exercise, expected, row)
+        if any(not _same(exercise, right[name], got[name]) for name in right):
+            return True
+    return False
+
+
+def _rows_same(exercise, prepared, rows_a, rows_b) -> bool:
+    for expected, a, b in zip(prepared.expected, rows_a, rows_b, strict=True):
+        cells_a, cells_b = _row_cells(exercise, expected, a), _row_cells(exercise, expected, b)
+        if any(not _same(exercise, cells_a[name], cells_b[name]) for name in cells_a):
+            return False
+    return True
+
+
+def fitting_misconceptions(exercise) -> list[Fit]:
+    """Every misconception that fits the exercise: its declared ones, then the catalogue's patches that change its output.
+
+    A patch whose buggy answer behaves exactly like an earlier fit's on every case is listed in that
+    fit's ``same_as`` instead (the declared, more specific one is named).
+    """
+    if exercise.id in _FITS:
+        return _FITS[exercise.id]
+    prepared = prepare(exercise)
+    fits: list[Fit] = []
+    for mid, buggy in exercise.buggy.items():
+        catalogue.get(mid)  # a KeyError names a misconception missing from the catalogue
+        fits.append(Fit(mid, buggy, _outcomes(exercise, buggy, prepared), "declared"))
+    for misconception in catalogue.CATALOGUE:
+        patch = misconception.patch
+        if patch is None or misconception.id in exercise.buggy or not _touches(patch, prepared):
+            continue
+        answer = patches.patched(exercise.reference, patch)
+        rows = _outcomes(exercise, answer, prepared)
+        if not _rows_differ(exercise, prepared, rows):
+            continue
+        twin = next((f for f in fits if _rows_same(exercise, prepared, f.rows, rows)), None)
+        if twin is not None:
+            twin.same_as.append(misconception.id)
+            continue
+        fits.append(Fit(misconception.id, answer, rows, "patch"))
+    _FITS[exercise.id] = fits
+    return fits
+
+
+# ---------------------------------------------------------------------------------------------
+# describing a case by its inputs
+# ---------------------------------------------------------------------------------------------
+
+
+def _positional_names(fn) -> tuple[list, bool]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return [], True
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names, any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+def _case_names(exercise, n_args):
+    """The case's argument names: the driver's (after the answer) or the reference's; the reference fills a ``*args``."""
+    names, open_ended = _positional_names(exercise.driver or exercise.reference)
+    if exercise.driver is not None:
+        names = names[1:]  # the driver's first parameter is the answer itself
+    names = [n for n in names if n != "self"]
+    if open_ended or len(names) < n_args:
+        answer_names, _ = _positional_names(exercise.reference)
+        names += answer_names[len(names) : n_args]
+    return (names + [f"arg{i}" for i in range(len(names), n_args)])[:n_args]
+
+
+def _module_words(module) -> str:
+    words = [type(module).__name__]
+    details = []
+    for attr, label in (("d_model", "d_model"), ("embed_dim", "d_model"), ("num_heads", "heads")):
+        value = getattr(module, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool) and f"{label}=" not in " ".join(details):
+            details.append(f"{label}={value}")
+    details.append("training" if getattr(module, "training", False) else "eval")
+    return f"{words[0]}({', '.join(details)})"
+
+
+def _value_words(name, value) -> str:
+    try:
+        if is_array(value):
+            shape = tuple(int(s) for s in value.shape)
+            integer = str(getattr(value, "dtype", "")).replace("torch.", "").startswith(("int", "uint"))
+            if len(shape) == 1 and integer and shape[0] <= 8:
+                return f"{name} {[int(v) for v in np.asarray(value.tolist()).reshape(-1)]}"
+            if len(shape) == 0:
+                return f"{name}={value.item()!r}"
+            return f"{name} {shape}"
+        if isinstance(value, (bool, int, float, str, np.generic)) or value is None:
+            return f"{name}={value!r}"
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(value, torch.nn.Module):
+            return f"{name} {_module_words(value)}"
+        if callable(value):
+            return f"{name}={getattr(value, '__name__', type_name(value))}"
+        if isinstance(value, (tuple, list)):
+            return f"{name} ({len(value)} items)"
+    except Exception:
+        pass
+    return f"{name} {type_name(value)}"
+
+
+def describe_case(exercise, index: int) -> str:
+    """``"x (2, 3, 5), axis=-1"`` for case ``index`` (0-based), plus its label; empty for a case without inputs."""
+    prepared = prepare(exercise)
+    args = prepared.cases[index]
+    words = ", ".join(_value_words(n, v) for n, v in zip(_case_names(exercise, len(args)), args, strict=True))
+    label = prepared.labels[index]
+    if label:
+        words = f"{words}: {label}" if words else label
+    return shorten(words, 160)
+
+
+def _case(exercise, index: int, n: int) -> str:
+    words = describe_case(exercise, index)
+    return f"case {index + 1} of {n} ({words})" if words else f"case {index + 1} of {n}"
+
+
+# ---------------------------------------------------------------------------------------------
+# delegation
+# ---------------------------------------------------------------------------------------------
+
+
+def _spec_name(module: str, qualname: str) -> str:
+    return f"{module.rsplit('.', 1)[-1]}.{qualname}"
+
+
+def _allowed(exercise, module: str, qualname: str) -> bool:
+    return f"{module}:{qualname}" in exercise.allowed
+
+
+def _candidates(value):
+    yield value
+    if isinstance(value, (tuple, list)) and len(value) <= 4:
+        yield from value
+    if isinstance(value, dict) and len(value) <= 8:  # a helper returning {"previous": ..., "self": ...}
+        yield from value.values()
+
+
+def _could_equal(expected, candidate) -> bool:
+    if is_array(expected):
+        return is_array(candidate) and tuple(candidate.shape) == tuple(expected.shape)
+    if isinstance(expected, (tuple, list)):
+        return isinstance(candidate, (tuple, list)) and len(candidate) == len(expected)
+    if isinstance(expected, (bool, np.bool_)):
+        return isinstance(candidate, (bool, np.bool_))
+    if isinstance(expected, (int, float, np.number)):
+        return isinstance(candidate, (int, float, np.number)) or (is_array(candidate) and candidate.numel() == 1)
+    return candidate is expected
+
+
+def _delegated_to(exercise, recorder, probe, expected):
+    """The course helper whose recorded result is the answer's (or the expected) result, or None."""
+    for start, end, result in probe.calls:
+        target = expected if exercise.driver is None else result
+        for module, qualname, value in recorder.returns[start:end]:
+            if _allowed(exercise, module, qualname):
+                continue
+            for candidate in _candidates(value):
+                if candidate is target:
+                    return _spec_name(module, qualname)
+                if _could_equal(target, candidate) and _problem(exercise, target, candidate) is None:
+                    return _spec_name(module, qualname)
+    return None
+
+
+def helpers_that_compute(exercise) -> list[str]:
+    """The public course helpers whose result, while the reference runs, already is the case's answer."""
+    prepared = prepare(exercise)
+    found: list = []
+    with course_defaults():
+        for i, args in enumerate(prepared.cases):
+            recorder = HelperRecorder()
+            probe = Probe(exercise.reference, recorder)
+            with seeded(i), recorder:
+                call(exercise, probe, args)
+            name = _delegated_to(exercise, recorder, probe, prepared.expected[i])
+            if name and name not in found:
+                found.append(name)
+    return found
+
+
+def _forbidden_codes(exercise) -> dict:
+    codes = {}
+    for spec in exercise.forbidden:
+        module_name, _, path = spec.partition(":")
+        found = patches.resolve(spec)
+        if found is None:
+            try:
+                __import__(module_name)
+            except Exception:
+                continue
+            found = patches.resolve(spec)
+        if found is None:
+            continue
+        obj = found[2]
+        code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+        if code is not None:
+            codes[code] = _spec_name(module_name, path.removesuffix(".__init__"))
+    return codes
+
+
+# ---------------------------------------------------------------------------------------------
+# the verdict
+# ---------------------------------------------------------------------------------------------
+
+
+def _reread(misconception_id: str) -> str:
+    m = catalogue.get(misconception_id)
+    return f"{m.name}. Re-read «{m.section}»"
+
+
+def _where(exercise, prepared, cells, n) -> str:
+    """``case 2 of 4 (x (3, 2), axis=0)`` or ``case 1 of 3 (...), its self_mask`` for a set of (case, component)."""
+    by_case: dict = {}
+    for i, name in sorted(cells):
+        by_case.setdefault(i, []).append(name)
+    parts = []
+    for i, names in by_case.items():
+        all_names = [c for c, _ in _cells(exercise, prepared.expected[i], prepared.expected[i])]
+        text = _case(exercise, i, n)
+        if len(all_names) > 1 and len(names) < len(all_names):
+            text += ", its " + " and ".join(names)
+        parts.append(text)
+    if len(parts) > 2:
+        return f"{parts[0]} and {len(parts) - 1} more cases"
+    return " and ".join(parts)
+
+
+def _match(exercise, prepared, student_rows):
+    """The best misconception for the cases run: (fit, explained cells, contradicted cells) or None."""
+    n_run = len(student_rows)
+    wrong = set()
+    student_cells = []
+    for i, row in enumerate(student_rows):
+        expected = prepared.expected[i]
+        right = _row_cells(exercise, expected, ("ok", expected))
+        got = _row_cells(exercise, expected, row)
+        student_cells.append(got)
+        wrong |= {(i, name) for name in right if not _same(exercise, right[name], got[name])}
+    best = None
+    for order, fit in enumerate(fitting_misconceptions(exercise)):
+        explained, contradicted = set(), set()
+        for i in range(n_run):
+            expected = prepared.expected[i]
+            right = _row_cells(exercise, expected, ("ok", expected))
+            buggy = _row_cells(exercise, expected, fit.rows[i])
+            for name in right:
+                if _same(exercise, right[name], buggy[name]):
+                    continue  # this mistake does not show here
+                if _same(exercise, buggy[name], student_cells[i][name]):
+                    explained.add((i, name))
+                else:
+                    contradicted.add((i, name))
+        if not explained:
+            continue
+        score = (len(explained), -len(contradicted), -order)
+        if best is None or score > best[0]:
+            best = (score, fit, explained, contradicted)
+    if best is None:
+        return None, wrong
+    return best[1:], wrong
+
+
+def _components(exercise, prepared, i):
+    return [c for c, _ in _cells(exercise, prepared.expected[i], prepared.expected[i])]
+
+
+def _uniform_components(exercise, prepared, cells, n_run):
+    """The components S when ``cells`` is exactly S on every case run (S a strict subset), else None."""
+    if not cells:
+        return None
+    names = {c for _, c in cells}
+    every = {(i, c) for i in range(n_run) for c in names}
+    if cells != every or len(names) >= len(_components(exercise, prepared, 0)):
+        return None
+    return [c for c in _components(exercise, prepared, 0) if c in names]
+
+
+def _named(exercise, prepared, student_rows, n):
+    """The sentence naming a misconception (full or partial), and its id; ("", None) if none fits."""
+    found, wrong = _match(exercise, prepared, student_rows)
+    if found is None:
+        return "", None
+    fit, explained, contradicted = found
+    rest = wrong - explained
+    if not rest and not contradicted:
+        return f"It looks like a known mistake: {_reread(fit.id)}.", fit.id
+    n_run = len(student_rows)
+    parts = _uniform_components(exercise, prepared, explained, n_run)
+    if parts is not None:
+        text = f"Your {' and '.join(parts)} matches a known mistake on every case: {_reread(fit.id)}."
+        others = _uniform_components(exercise, prepared, contradicted, n_run)
+        if others is not None and not rest:
+            text += f" Your {' and '.join(others)} does not show it."
+    else:
+        where = _where(exercise, prepared, explained, n)
+        text = f"On {where} your answer matches a known mistake: {_reread(fit.id)}."
+        if contradicted and not rest:
+            text += f" On {_where(exercise, prepared, contradicted, n)} it does not, so check that part too."
+    if rest:
+        i = min(i for i, _ in rest)
+        text += (
+            f" {_where(exercise, prepared, {c for c in rest if c[0] == i}, n).capitalize()} is wrong in another way."
+        )
+    return text, fit.id
+
+
+def _stuck_message(exercise, limit):
+    def on_stuck(state):
+        print(
+            f"⌛ {exercise.title}: still running {state.elapsed:.0f} s after its {limit:g} s limit: the answer keeps "
+            "catching the stop (a bare `except:` in a loop?). Interrupt the kernel (■); if the cell still does not "
+            "finish, restart the kernel.",
+            flush=True,
+        )
+
+    return on_stuck
+
+
+def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
+    """Run ``answer`` on every case of ``exercise``; return the :class:`Verdict`. Never raises for a bad answer."""
+    name = exercise.title
+    limit = time_limit_s if time_limit_s is not None else (exercise.time_limit or DEFAULT_TIME_LIMIT_S)
+    hint_call = f'checks.hint("{exercise.id}")'
+    if is_stub(answer):
+        return Verdict(
+            "not_attempted",
+            f"{name}: not attempted yet. Write your code in place of the `...` and run the cell again "
+            f"(stuck? {hint_call}).",
+        )
+    prepared = prepare(exercise)
+    n = len(prepared.cases)
+    still_stubs = stub_methods(answer) if inspect.isclass(answer) else []
+    stubs_note = f" (still the stub: {', '.join(still_stubs)})" if still_stubs else ""
+    results: list = []
+    first_wrong = None
+    delegated = None
+    forbidden_codes = _forbidden_codes(exercise)
+    for i, args in enumerate(prepared.cases):
+        recorder = HelperRecorder(forbidden_codes)
+        probe = Probe(answer, recorder)
+        state = None
+        try:
+            with notebook_state_kept(), seeded(i), np.errstate(all="ignore"), recorder:
+                with time_limit(limit, _stuck_message(exercise, limit)) as state:
+                    got = call(exercise, probe, args)
+        except TimedOut:
+            return Verdict("timed_out", _timed_out(exercise, i, n, limit, state))
+        except AnswerRefused as exc:
+            return Verdict("wrong", f"{name}: on {_case(exercise, i, n)}: {safe_str(exc, 300)}")
+        except (Exception, SystemExit) as exc:  # sys.exit() in an answer is a crash too
+            if (
+                i == 0
+                and raises_only_not_implemented(getattr(answer, "__init__", answer), exc)
+                or (i == 0 and raises_only_not_implemented(answer, exc))
+            ):
+                return Verdict(
+                    "not_attempted",
+                    f"{name}: not attempted yet. Replace the `raise NotImplementedError` with your code and run the "
+                    f"cell again (stuck? {hint_call}).",
+                )
+            if probe.returned_none:
+                return _returned_none(exercise, i, n, stubs_note)
+            return _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note)
+        if recorder.called:
+            return _forbidden(exercise, recorder.called[0])
+        if state is not None and state.elapsed > state.seconds:  # it caught the stop, or outran it, and returned
+            return Verdict("timed_out", _timed_out(exercise, i, n, limit, state))
+        if got is None or probe.returned_none:
+            return _returned_none(exercise, i, n, stubs_note)
+        results.append(("ok", got))
+        with course_defaults():
+            problem = _problem(exercise, prepared.expected[i], got, reveal=exercise.reveal)
+            if problem is None and delegated is None:
+                delegated = _delegated_to(exercise, recorder, probe, prepared.expected[i])
+        if problem and first_wrong is None:
+            first_wrong = (i, problem)
+    if first_wrong is None:
+        if delegated:
+            return Verdict(
+                "wrong",
+                f"{name}: your answer gets its result from {delegated}, a course helper that already computes what "
+                "this exercise asks you to write. Write it without that helper.",
+                helper=delegated,
+            )
+        return Verdict("passed", f"{name}: all {n} cases passed.")
+    i, problem = first_wrong
+    with course_defaults():
+        sentence, mid = _named(exercise, prepared, results, n)
+    detail = f"{name}: {_case(exercise, i, n)} is wrong: {problem}."
+    if sentence:
+        detail = f"{detail} {sentence}"
+    return Verdict("wrong", detail + stubs_note, mid)
+
+
+def _forbidden(exercise, helper) -> Verdict:
+    return Verdict(
+        "wrong",
+        f"{exercise.title}: your answer uses {helper}, which makes this exercise trivial. Write it without that helper.",
+        helper=helper,
+    )
+
+
+def _returned_none(exercise, i, n, stubs_note) -> Verdict:
+    return Verdict(
+        "wrong",
+        f"{exercise.title}: on {_case(exercise, i, n)} your function returned None: did you forget `return`?"
+        + stubs_note,
+    )
+
+
+def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verdict:
+    where = student_line(exc, answer if not inspect.isclass(answer) else getattr(answer, "__init__", answer))
+    if isinstance(exc, NotImplementedError) and where:
+        detail = (
+            f"{exercise.title}: {_case(exercise, i, n)} still reaches a `raise NotImplementedError`{where}; remove it."
+        )
+    else:
+        detail = (
+            f"{exercise.title}: {_case(exercise, i, n)} crashed with {type_name(exc)}: {safe_str(exc, 160)}{where}."
+        )
+    rows = [*results, ("raised", crash_signature(exc))]
+    with course_defaults():
+        found, _ = _match(exercise, prepared, rows)
+    mid = None
+    if found is not None:
+        fit, explained, _contradicted = found
+        if (i, _cells(exercise, prepared.expected[i], None)[0][0]) in explained:
+            detail += f" A known mistake crashes the same way: {_reread(fit.id)}."
+            mid = fit.id
+    return Verdict("crashed", detail + stubs_note, mid)
+
+
+def _timed_out(exercise, i, n, limit, state) -> str:
+    elapsed = state.elapsed if state is not None else limit
+    where = _case(exercise, i, n)
+    if state is not None and (state.stuck_reported or state.stops_sent >= 2):
+        return (
+            f"{exercise.title}: {where} ran for {elapsed:.0f} s and was stopped only then, {limit:g} s being the limit: "
+            "it kept catching the stop. Look for a bare `except:` inside a loop."
+        )
+    if elapsed > limit + max(0.5, 0.1 * limit):  # a Python loop stops within milliseconds; C code only when it returns
+        return (
+            f"{exercise.title}: {where} ran for {elapsed:.0f} s, far past the {limit:g} s limit, inside one long "
+            "library call that cannot be stopped until it returns (like sum(range(10**10))). If a cell hangs like "
+            "that, interrupt the kernel (■) or restart it."
+        )
+    return (
+        f"{exercise.title}: {where} ran for more than {limit:g} s and was stopped; look for a loop that never ends "
+        "(the kernel is fine)."
+    )

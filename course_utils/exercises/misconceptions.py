@@ -1,0 +1,453 @@
+"""The catalogue of known mistakes: one entry per misconception, shared by every lesson.
+
+Each entry says the mistake in one line (what the student reads after "it looks like a known mistake:"),
+the section to re-read, the nudge that the first hint gives after a check named it, and, where the idea can
+be expressed as a change of the course's primitives, a :class:`~course_utils.exercises.patches.Patch`. With
+a patch the engine derives the buggy answer of *every* exercise whose reference goes through the patched
+functions; without one, an exercise declares a hand-written buggy version (``Exercise.buggy``).
+
+This module is data: importing it registers nothing and imports neither torch nor a lesson module.
+
+Introduced in notebooks/00_start_here.ipynb.
+"""
+
+from __future__ import annotations
+
+from course_utils.exercises import patches
+from course_utils.exercises._model import Misconception
+
+__all__ = ["CATALOGUE", "MISCONCEPTIONS", "get"]
+
+_CONVENTIONS = '02 · Two conventions: "may attend" and "ignore"'
+_SCALE = "01 · Why divide by √d_head"
+_SOFTMAX = "01 · From scores to weights: a stable softmax"
+_FLOPS = "03 · Cost: projections versus the attention core"
+_GREEDY = "08 · Greedy decoding, by hand"
+_BUILD_07 = "07 · Build it: the attention GRU, part by part"
+
+CATALOGUE = (
+    # ---- scores, softmax, scale (lessons 00, 01) -------------------------------------------------------------
+    Misconception(
+        "scores_transposed",
+        "the scores are transposed: rows must be queries, columns keys",
+        "00 · Exercise 1 · dot-product scores",
+        "Which axis of your result holds the queries? Entry [i, j] should compare query i with key j.",
+    ),
+    Misconception(
+        "softmax_wrong_axis",
+        "softmax over the wrong axis: each query's weights must sum to 1 over the keys (the scores' last axis, "
+        "or the axis asked for)",
+        _SOFTMAX,
+        "Sum your weights along the axis of the keys: do you get ones? Which axis did your softmax normalise?",
+        patches.SOFTMAX_OTHER_AXIS,
+    ),
+    Misconception(
+        "softmax_no_max_shift",
+        "exp without subtracting the maximum first: large scores overflow to inf and give NaN",
+        _SOFTMAX,
+        "Try your code on the scores [1000, 1001]: what is np.exp(1000)? Does softmax change if you subtract the "
+        "same number from every score of a row?",
+        patches.SOFTMAX_NO_MAX_SHIFT,
+    ),
+    Misconception(
+        "no_scaling",
+        "the scores are not divided by sqrt(d_head)",
+        _SCALE,
+        "Look at your scores before the softmax: are they divided by anything? How large do dot products of "
+        "long vectors get?",
+        patches.NO_SCALING,
+    ),
+    Misconception(
+        "scaled_by_d_head",
+        "the scores are divided by d_head instead of sqrt(d_head)",
+        _SCALE,
+        "The divisor is a standard deviation. Var(q · k) grows like d_head: how does its standard deviation grow?",
+        patches.SCALED_BY_D_HEAD,
+    ),
+    Misconception(
+        "scaled_by_sqrt_d_model",
+        "the scores are divided by sqrt(d_model) instead of sqrt(d_head) (the size of one head's query)",
+        _SCALE,
+        "How many terms does one head's dot product q · k add up: d_model or d_head?",
+        patches.SCALED_BY_SQRT_D_MODEL,
+    ),
+    Misconception(
+        "projections_skipped",
+        "Q, K and V are X itself: the learned projections W_q, W_k, W_v are never applied",
+        "01 · Why learned, separate W_q, W_k, W_v",
+        "Where do W_q, W_k and W_v enter your code?",
+    ),
+    Misconception(
+        "projections_transposed",
+        "the projections are applied as X @ W.T: with W_q of shape (d_model, d_head), Q = X @ W_q "
+        "(nn.Linear stores the transpose, lesson 04)",
+        "01 · Why learned, separate W_q, W_k, W_v",
+        "W_q has shape (d_model, d_head) and X has shape (seq_len, d_model). Which product gives (seq_len, d_head)?",
+    ),
+    Misconception(
+        "scale_ignores_variance",
+        "the divisor ignores the entries' variance: Var(q · k) = d_head * variance**2, not d_head",
+        _SCALE,
+        "What happens to Var(q · k) if every entry of q and k has variance 4 instead of 1?",
+    ),
+    Misconception(
+        "scale_uses_std",
+        "the divisor is sqrt(d_head * variance): each product q_i k_i has variance variance**2, not variance",
+        _SCALE,
+        "For independent zero-mean q_i and k_i, Var(q_i k_i) = Var(q_i) · Var(k_i). With variance v each, is that "
+        "v or v²?",
+    ),
+    Misconception(
+        "equivariance_output_not_permuted",
+        "fn(X[perm]) is compared with fn(X): the outputs must be permuted too, fn(X[perm]) == fn(X)[perm]",
+        "01 · Attention ignores order",
+        "If fn ignores order, fn(X[perm]) holds the same rows as fn(X), but in which order?",
+    ),
+    Misconception(
+        "equivariance_inverse_perm",
+        "the outputs are reordered with the inverse permutation: compare fn(X[perm]) with fn(X)[perm]",
+        "01 · Attention ignores order",
+        "Row r of X[perm] is row perm[r] of X. Which row of fn(X) must row r of fn(X[perm]) equal?",
+    ),
+    Misconception(
+        "temperature_multiplies",
+        "the temperature multiplies the scores instead of dividing them (operator precedence: a / b * T)",
+        "01 · Explore: d_head and temperature",
+        "Write your divisor out in full: is the temperature in the numerator or the denominator? "
+        "a / b * T means (a / b) * T.",
+    ),
+    # ---- masks (lesson 02 and every lesson that masks) -------------------------------------------------------
+    Misconception(
+        "mask_inverted",
+        "the mask means the opposite: in this course and in F.scaled_dot_product_attention True means 'may attend' "
+        "(only nn.MultiheadAttention's masks use True = ignore)",
+        _CONVENTIONS,
+        "In your mask, is True where a query may look, or where it must not? Which convention does this course use?",
+        patches.MASK_INVERTED,
+    ),
+    Misconception(
+        "nn_mha_convention",
+        "nn.MultiheadAttention's key_padding_mask and attn_mask mean True = ignore, the opposite of this course's "
+        "and F.scaled_dot_product_attention's True = may attend: flip our masks with ~ before passing them",
+        _CONVENTIONS,
+        "What does True mean in nn.MultiheadAttention's key_padding_mask? And in the mask you passed it?",
+    ),
+    Misconception(
+        "causal_not_flipped",
+        "only the padding was flipped: nn.MultiheadAttention's boolean attn_mask also means True = not allowed, so "
+        "flip the causal mask as well",
+        _CONVENTIONS,
+        "You flipped one of the two masks for nn.MultiheadAttention. Does its attn_mask use the same convention as "
+        "its key_padding_mask?",
+    ),
+    Misconception(
+        "causal_triu",
+        "the upper triangle: tril keeps keys j <= i (the past and the token itself), triu keeps the future",
+        "02 · Causal masks",
+        "Print your mask for 3 tokens. Row 0 is the first query: which keys may it see?",
+        patches.TRIU_FOR_TRIL,
+    ),
+    Misconception(
+        "causal_no_diagonal",
+        "the causal mask hides the diagonal: a token may attend to itself (j <= i)",
+        "02 · Causal masks",
+        "May a token attend to itself? Look at your mask's diagonal.",
+        patches.TRIL_WITHOUT_DIAGONAL,
+    ),
+    Misconception(
+        "padding_off_by_one",
+        "off by one: position j is real when j < length, not j <= length",
+        "02 · Padding masks from lengths",
+        "A sequence of length 2 has real tokens at which positions, counting from 0?",
+        patches.PADDING_OFF_BY_ONE,
+    ),
+    Misconception(
+        "fill_minus_1e9",
+        "masked with -1e9: a fully masked row becomes uniform over the padding instead of zeros",
+        "02 · Bug 2: `-1e9` and the fully masked row",
+        "What does your function return for a row in which every key is masked?",
+    ),
+    Misconception(
+        "fill_minus_inf",
+        "masked with -inf and a plain softmax: a fully masked row becomes NaN",
+        "02 · Bug 3: `-inf` gives NaN rows and NaN gradients",
+        "What is the softmax of a row that is -inf everywhere? What should a row with no allowed key give?",
+    ),
+    Misconception(
+        "mask_3d_heads",
+        "a 3-D (batch, q_len, k_len) mask: against 4-D scores its batch axis lines up with the heads axis",
+        "02 · Bug 1: a (batch, q_len, k_len) mask lines up with the heads",
+        "Line your mask's shape up with the scores' (batch, heads, q_len, k_len) from the right: which axis of the "
+        "scores does your mask's first axis land on?",
+        patches.PADDING_MASK_3D,
+    ),
+    Misconception(
+        "key_padding_as_2d",
+        "a (batch, k_len) key-padding mask passed as if it were a (q_len, k_len) mask",
+        "02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)",
+        "A 2-D mask is read as (q_len, k_len). Is your padding mask (q_len, k_len) or (batch, k_len)?",
+        patches.PADDING_AS_2D_MASK,
+    ),
+    Misconception(
+        "window_off_by_one",
+        "the window is one key too wide: query i sees window keys, itself included (i - window < j <= i)",
+        "02 · Causal masks",
+        "Count the True entries of a late row of your mask for window 2: how many keys does the window allow, the "
+        "query itself included?",
+    ),
+    Misconception(
+        "window_not_causal",
+        "the window looks both ways: a decoder's sliding window is still causal (j <= i)",
+        "02 · Causal masks",
+        "In a decoder, may a query see a key that comes after it, even a close one?",
+    ),
+    Misconception(
+        "leak_test_tolerance",
+        "the leak test uses a tolerance: a mask that leaks a little passes it; demand exact equality",
+        "02 · The no-leak experiment",
+        "Would your test notice a leak of size 1e-13? A masked key's weight is exactly 0, so the outputs that must "
+        "not move are exactly equal.",
+    ),
+    Misconception(
+        "leak_test_changed_positions",
+        "the leak test also compares the positions whose own token changed: only the positions before the change "
+        "must stay identical",
+        "02 · The no-leak experiment",
+        "When the tokens after t change, which outputs are allowed to move?",
+    ),
+    Misconception(
+        "causal_in_cross_attention",
+        "a causal mask in cross-attention: every query may read every real encoder position; only padding is hidden",
+        "02 · Shapes: lining masks up with multi-head scores",
+        "In cross-attention, is encoder position j ever 'in the future' of decoder position i?",
+    ),
+    # ---- heads (lessons 03, 04) --------------------------------------------------------------------------------
+    Misconception(
+        "split_single_reshape",
+        "one reshape straight to (batch, heads, seq_len, d_head): right shape, features of different positions "
+        "mixed (reshape to (batch, seq_len, heads, d_head), then swap seq_len and heads)",
+        "03 · Step 2 · split into heads",
+        "After your split, does head 0 at position 1 hold position 1's first d_head features? Compare with "
+        "x[0, 1, :d_head].",
+        patches.SPLIT_WITHOUT_TRANSPOSE,
+    ),
+    Misconception(
+        "params_three_matrices",
+        "3·d_model² parameters: the output projection W_o and the biases are missing",
+        "03 · Parameters: the same for any number of heads",
+        "How many projections does a multi-head attention layer have, and does each have a bias?",
+    ),
+    Misconception(
+        "params_ignore_bias_flag",
+        "biases counted even with bias=False",
+        "03 · Parameters: the same for any number of heads",
+        "What does bias=False remove from each projection?",
+    ),
+    Misconception(
+        "keys_split_with_query_length",
+        "keys and values split with the query's length: each tensor must be split at its own length",
+        "04 · A common bug: splitting the keys with the query's length",
+        "When the keys are longer than the queries, which length do you split the keys with?",
+    ),
+    Misconception(
+        "dropout_in_eval",
+        "dropout left on in evaluation: F.dropout is active unless training=False (pass the module's mode)",
+        "04 · Dropout on the attention weights: training only",
+        "Is your dropout told whether the module is training?",
+        patches.DROPOUT_IN_EVAL,
+    ),
+    Misconception(
+        "flops_one_length",
+        "one length for both sequences: the keys and values have k_len positions, the queries q_len",
+        _FLOPS,
+        "Which projections run on the q_len query positions, and which on the k_len key positions?",
+    ),
+    Misconception(
+        "flops_multiply_add_as_one",
+        "a multiply-add counted as 1 FLOP: (m, k) @ (k, n) costs 2·m·k·n",
+        _FLOPS,
+        "How many floating-point operations is one multiply-add?",
+    ),
+    Misconception(
+        "flops_no_out_proj",
+        "the output projection W_o is missing: it runs on every query position too",
+        _FLOPS,
+        "How many (d_model, d_model) projections does the layer run, and on which positions?",
+    ),
+    Misconception(
+        "no_output_projection",
+        "the heads are concatenated but never mixed by W_o (out_proj): the output is concat(heads) @ W_o",
+        "03 · Step 4 · mix the heads with `W_o`",
+        "After the heads are put side by side, what does W_o (out_proj) do? Does your output pass through it?",
+        patches.NO_OUTPUT_PROJECTION,
+    ),
+    Misconception(
+        "fused_weight_transposed",
+        "the transposed weights were stacked: nn.Linear keeps weight as (out, in), so stack the weights as they are",
+        "04 · One fused projection instead of three",
+        "nn.Linear stores its weight as (out_features, in_features). Which layout do the three weights you stack have?",
+    ),
+    Misconception(
+        "fused_no_bias",
+        "the fused projection has no bias: stack the three biases into one (3·d_model,) bias",
+        "04 · One fused projection instead of three",
+        "The three layers have biases. Where are they in your fused layer?",
+    ),
+    Misconception(
+        "weights_in_training_mode",
+        "weights read in training mode: dropout zeroes some and rescales the rest; call .eval() first",
+        "04 · Dropout on the attention weights: training only",
+        "Is the module training when you read its weights? What does dropout do to them then?",
+    ),
+    Misconception(
+        "mode_not_restored",
+        "the module is left in eval mode: put it back in the mode it had (module.train(was_training))",
+        "04 · Dropout on the attention weights: training only",
+        "In which mode was the module before your function ran, and in which mode does your function leave it?",
+    ),
+    Misconception(
+        "qk_linear_layout",
+        "nn.Linear's weight is (out, in): the matrix x is multiplied by is query_proj.weight.T, not query_proj.weight",
+        "04 · From a matrix to `nn.Linear`",
+        "nn.Linear computes x @ weight.T + bias. Which matrix multiplies x, then: weight or weight.T?",
+    ),
+    Misconception(
+        "qk_transposed",
+        "queries and keys swapped: rows of W_q W_k^T belong to query features, columns to key features",
+        "04 · Train it: retrieval by similarity",
+        "In x @ M @ y.T, which side's features index the rows of M?",
+    ),
+    # ---- heads at work, costs (lessons 05, 06) ---------------------------------------------------------------
+    Misconception(
+        "entropy_zero_terms",
+        "0 · ln 0 taken literally: it is NaN in floating point; drop the zero weights (their limit is 0)",
+        "05 · Entropy: how spread out is a head?",
+        "What is 0 * np.log(0) in NumPy? What is the limit of w · ln w as w goes to 0?",
+    ),
+    Misconception(
+        "next_token_diagonal",
+        "the wrong diagonal: key i - 1 is the previous token, key i + 1 the next one",
+        "05 · Which head does what? Role scores",
+        "For query i, which key index is the previous token?",
+    ),
+    Misconception(
+        "online_no_rescale",
+        "the old sum is not rescaled to the new maximum: multiply it by exp(m - m_new)",
+        "06 · Online softmax: one pass, running max and running sum",
+        "Your running sum was taken relative to the old maximum. What happens to each of its terms when the maximum "
+        "grows?",
+    ),
+    Misconception(
+        "online_normalised_per_block",
+        "each tile's weights normalised on their own: keep the running sum and divide once, after the last tile",
+        "06 · Tiled attention, FlashAttention-style",
+        "Do the weights of one tile sum to 1 by themselves, or only all tiles together?",
+    ),
+    Misconception(
+        "bytes_without_heads",
+        "one weight matrix per batch element: every head has its own (q_len, k_len) weights",
+        "06 · Peak memory: naive versus tiled",
+        "How many (q_len, k_len) weight matrices does one layer hold: one per sequence, or one per sequence and head?",
+    ),
+    Misconception(
+        "kv_cache_not_returned",
+        "the grown caches are not returned: the next step must get the caches with the new key and value appended",
+        "06 · Decoding one token at a time: the KV cache",
+        "What does the next decoding step receive as k_cache: the caches you were given, or the ones you grew?",
+    ),
+    # ---- sequence to sequence (lessons 07, 08) -----------------------------------------------------------------
+    Misconception(
+        "decoder_fed_target",
+        "the decoder is fed the very token it must predict: shift the input right by one (BOS first)",
+        "07 · Teacher forcing, done right",
+        "At step t, which token must the decoder predict, and which token does your input give it at step t?",
+    ),
+    Misconception(
+        "eos_after_padding",
+        "EOS appended after the padding: it belongs right after each sequence's last real token",
+        "07 · Teacher forcing, done right",
+        "For a short sequence in a padded batch, where does your EOS land: after its last real token, or after the "
+        "padding?",
+    ),
+    Misconception(
+        "additive_no_tanh",
+        "additive score without tanh: the query part then adds the same amount to every key and cancels in the softmax",
+        "07 · The seed's score: `Linear([s; h_j])`",
+        "Without a non-linearity, v · (s W_s + h_j W_h) splits into two terms. Which of them depends on the key j?",
+    ),
+    Misconception(
+        "attention_softmax_over_batch",
+        "softmax over the batch (dim=0): each decoder state's weights must sum to 1 over the source positions (dim=-1)",
+        _BUILD_07,
+        "Your scores are (batch, src_len). Along which dim must one decoder state's weights sum to 1?",
+    ),
+    Misconception(
+        "attention_padding_not_masked",
+        "padding not masked: PAD positions get weight; fill their scores with -inf before the softmax",
+        _BUILD_07,
+        "How much weight do your padding positions get?",
+    ),
+    Misconception(
+        "attention_context_from_projected_keys",
+        "the context sums the projected keys W_h h_j: it is the weighted sum of the encoder outputs h_j themselves "
+        "(they are the values)",
+        _BUILD_07,
+        "What are the values of this attention: the keys as given, or the keys after W_h?",
+    ),
+    Misconception(
+        "positions_sin_cos_swapped",
+        "sine and cosine swapped: sines go in the even columns, cosines in the odd ones",
+        "08 · Positions: sinusoidal encodings",
+        "Which function fills column 0 of the table: sine or cosine? What is its value at position 0?",
+    ),
+    Misconception(
+        "positions_concatenated",
+        "sines in the first half and cosines in the second: they interleave (even and odd columns)",
+        "08 · Positions: sinusoidal encodings",
+        "Do the sines sit in the first half of the columns, or in every other column?",
+    ),
+    Misconception(
+        "greedy_argmax_not_fed_back",
+        "the argmax is not fed back: each step's decoder input must be BOS followed by every token decoded so far",
+        _GREEDY,
+        "What does your decoder input hold at step 3? Does it contain the tokens you decoded at steps 1 and 2?",
+    ),
+    Misconception(
+        "greedy_wrong_position",
+        "the argmax of the wrong position: the next token is the argmax of the last position's logits, logits[:, -1]",
+        _GREEDY,
+        "Your logits are (batch, steps so far, vocab). Which position's logits predict the next token?",
+    ),
+    Misconception(
+        "greedy_no_pad_after_eos",
+        "rows that already emitted EOS keep decoding: after a row's EOS, write PAD in that row",
+        _GREEDY,
+        "What does a row write after its EOS, while the other rows are still decoding?",
+    ),
+    Misconception(
+        "greedy_stops_at_first_eos",
+        "decoding stops when the first row emits EOS: stop only once every row has emitted it (or at max_len)",
+        _GREEDY,
+        "When one row of the batch emits EOS, are the other rows finished too?",
+    ),
+)
+
+MISCONCEPTIONS: dict[str, Misconception] = {m.id: m for m in CATALOGUE}
+
+
+def get(misconception_id: str) -> Misconception:
+    """The misconception with this id; a ``KeyError`` names the close ones.
+
+    Introduced in notebooks/00_start_here.ipynb.
+
+    Examples
+    --------
+    >>> get("causal_triu").section
+    '02 · Causal masks'
+    """
+    if misconception_id not in MISCONCEPTIONS:
+        import difflib
+
+        close = difflib.get_close_matches(str(misconception_id), list(MISCONCEPTIONS), n=3)
+        raise KeyError(f"unknown misconception {misconception_id!r}; close ones: {close}")
+    return MISCONCEPTIONS[misconception_id]

@@ -1,0 +1,215 @@
+"""Judging a written prediction: right, wrong (and why, when the wrong value is a known idea), or unreadable.
+
+:func:`judge_prediction` answers any value in words and never raises: a huge int (``10**400``), NaN, inf, a
+string, an array. A number is right within the prediction's tolerance (never a factor of two); a known
+wrong value is named with the idea behind it ("8 is the standard deviation, √64; the variance is its
+square"); an index or a label is right or not, never "off by 1".
+
+Introduced in notebooks/00_start_here.ipynb (``checks.predict``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from course_utils.exercises.compare import describe, format_number, is_array, safe_repr
+
+__all__ = ["PredictionVerdict", "judge_prediction"]
+
+
+@dataclass
+class PredictionVerdict:
+    """``status`` is ``right``, ``wrong`` or ``not_answered``; ``known_wrong`` the id of a named wrong idea."""
+
+    status: str
+    message: str
+    known_wrong: str | None = None
+
+
+def _as_shape(value):
+    if is_array(value):
+        return None
+    if type(value).__name__ == "Size":  # torch.Size
+        value = tuple(value)
+    if isinstance(value, (tuple, list)) and all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) for s in value
+    ):
+        return tuple(int(s) for s in value)
+    return None
+
+
+def _as_number(value):
+    """A Fraction for a real number (a one-element array counts), the words for a value that is not one."""
+    if is_array(value):
+        try:
+            if int(np.prod(tuple(value.shape))) == 1:
+                value = value.reshape(-1)[0].item() if hasattr(value, "item") else value
+            else:
+                return None, f"one number, and you wrote {describe(value)}"
+        except Exception:
+            return None, f"one number, and you wrote {describe(value)}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None, f"a number, and you wrote {describe(value)}"
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return None, "a number, and NaN is not one you can compare (write the value you expect)"
+        if math.isinf(value):
+            return None, "a finite number, and you wrote infinity"
+    return Fraction(int(value)) if isinstance(value, (int, np.integer)) else Fraction(float(value)), None
+
+
+def _number_words(x: Fraction) -> str:
+    if x.denominator == 1:
+        digits = len(str(abs(x.numerator)))
+        return f"{int(x):,}" if digits <= 16 else f"a {digits}-digit number"
+    return format_number(float(x))
+
+
+def _ratio_words(ratio: Fraction) -> str:
+    """'about 12 times' or 'about 10^394 times' for ratios of 10 and more."""
+    exponent = math.log10(ratio.numerator) - math.log10(ratio.denominator)
+    if exponent < 6:
+        return f"about {float(ratio):.2g} times"
+    return f"about 10^{round(exponent)} times"
+
+
+def _percent(rel: Fraction) -> str:
+    pct = float(rel) * 100
+    return f"{pct:.2g}%" if pct < 10 else f"{pct:.0f}%"
+
+
+def _close(prediction, value: Fraction, answer: Fraction) -> bool:
+    return abs(value - answer) <= Fraction(prediction.atol) + Fraction(prediction.rtol) * abs(answer)
+
+
+def _known(prediction, matches):
+    for known in prediction.known_wrong:
+        try:
+            if matches(known.value):
+                return known
+        except Exception:
+            continue
+    return None
+
+
+def _judge_shape(prediction, value):
+    answer = tuple(prediction.value())
+    shape = _as_shape(value)
+    if shape is None:
+        return PredictionVerdict(
+            "not_answered", f"❓ A shape is a tuple of ints, like (2, 3); you wrote {describe(value)}."
+        )
+    if shape == answer:
+        return PredictionVerdict("right", f"✅ Right: {shape}.")
+    known = _known(prediction, lambda v: tuple(v) == shape)
+    if known is not None:
+        return PredictionVerdict("wrong", f"❌ {shape} is {known.why}. Run the next cell and see.", known.id)
+    if len(shape) != len(answer):
+        text = f"the answer has {len(answer)} axes and yours has {len(shape)}"
+    elif sorted(shape) == sorted(answer):
+        text = "the right sizes, in another order: which axis comes where?"
+    else:
+        off = sum(a != b for a, b in zip(shape, answer, strict=True))
+        text = f"{off} of {len(answer)} axes are off"
+    return PredictionVerdict("wrong", f"❌ Not quite: {text}. Run the next cell and see why.")
+
+
+def _judge_number(prediction, value):
+    answer_value = prediction.value()
+    answer, _ = _as_number(answer_value)
+    number, problem = _as_number(value)
+    if number is None:
+        return PredictionVerdict("not_answered", f"❓ This prediction is {problem}.")
+    if _close(prediction, number, answer):
+        return PredictionVerdict("right", f"✅ Right: {_number_words(answer)}.")
+    known = _known(prediction, lambda v: _close(prediction, number, _as_number(v)[0]))
+    if known is not None:
+        return PredictionVerdict(
+            "wrong", f"❌ {_number_words(number)} is {known.why}. Run the next cell and see.", known.id
+        )
+    off = number - answer
+    direction = "high" if off > 0 else "low"
+    if answer == 0:
+        return PredictionVerdict("wrong", f"❌ Off by {_number_words(abs(off))} (too {direction}). Run the next cell.")
+    rel = abs(off) / abs(answer)
+    if number != 0 and (number > 0) != (answer > 0):
+        return PredictionVerdict("wrong", "❌ The sign is wrong. Run the next cell and see why.")
+    if rel >= 9:
+        ratio = abs(number) / abs(answer)
+        return PredictionVerdict(
+            "wrong", f"❌ Far too {direction}: {_ratio_words(ratio)} the answer. Run the next cell."
+        )
+    if direction == "low" and abs(number) * 9 <= abs(answer):
+        ratio = abs(answer) / max(abs(number), Fraction(1, 10**300))
+        return PredictionVerdict(
+            "wrong", f"❌ Far too low: the answer is {_ratio_words(ratio)} yours. Run the next cell."
+        )
+    return PredictionVerdict(
+        "wrong", f"❌ Off by {_number_words(abs(off))} ({_percent(rel)} too {direction}). Run the next cell."
+    )
+
+
+def _judge_index(prediction, value):
+    answer = int(prediction.value())
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        value = int(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return PredictionVerdict(
+            "not_answered", f"❓ This prediction is a whole number (an index); you wrote {describe(value)}."
+        )
+    if int(value) == answer:
+        return PredictionVerdict("right", f"✅ Right: {answer}.")
+    known = _known(prediction, lambda v: int(v) == int(value))
+    if known is not None:
+        return PredictionVerdict("wrong", f"❌ {int(value)} is {known.why}. Run the next cell and see.", known.id)
+    return PredictionVerdict("wrong", "❌ Not this one. Run the next cell and see where it is.")
+
+
+def _normalised(value):
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _judge_choice(prediction, value):
+    value = _normalised(value)
+    answer = _normalised(prediction.value())
+    choices = [_normalised(c) for c in prediction.choices]
+    matches = [c for c in choices if type(c) is type(value) and c == value]
+    if not matches:
+        shown = ", ".join(safe_repr(c) for c in prediction.choices)
+        return PredictionVerdict("not_answered", f"❓ Choose one of {shown}; you wrote {describe(value)}.")
+    if matches[0] == answer:
+        return PredictionVerdict("right", f"✅ Right: {safe_repr(prediction.value())}.")
+    known = _known(prediction, lambda v: type(_normalised(v)) is type(value) and _normalised(v) == value)
+    if known is not None:
+        return PredictionVerdict("wrong", f"❌ {safe_repr(value)} is {known.why}. Run the next cell and see.", known.id)
+    return PredictionVerdict("wrong", "❌ Not this one. Run the next cell and see what happens.")
+
+
+def judge_prediction(prediction, value) -> PredictionVerdict:
+    """The verdict on ``value`` for ``prediction``. Never raises, whatever ``value`` is.
+
+    Examples
+    --------
+    >>> from course_utils.exercises import Prediction
+    >>> p = Prediction("01.var", "Var(q · k) for d_head = 64?", "number", 64)
+    >>> judge_prediction(p, 10**400).message
+    '❌ Far too high: about 10^398 times the answer. Run the next cell.'
+    >>> judge_prediction(p, float("nan")).status
+    'not_answered'
+    """
+    if value is Ellipsis:
+        return PredictionVerdict(
+            "not_answered",
+            f"✍️ Write your prediction first (replace the `...`), then run this cell: {prediction.question}",
+        )
+    judges = {"shape": _judge_shape, "number": _judge_number, "index": _judge_index, "choice": _judge_choice}
+    try:
+        return judges[prediction.kind](prediction, value)
+    except Exception as exc:  # whatever the value, a sentence, never a traceback
+        return PredictionVerdict(
+            "not_answered", f"❓ This prediction could not be read ({type(exc).__name__}); you wrote {describe(value)}."
+        )

@@ -1,0 +1,452 @@
+"""Running a student's answer safely: a time limit it cannot escape, the notebook's state left as it was.
+
+The engine (:mod:`course_utils.exercises.engine`) calls an answer inside these context managers:
+
+- :func:`time_limit` stops a call that runs too long. A repeating ``SIGALRM`` raises :class:`TimedOut`
+  (a ``BaseException``, so ``except Exception`` lets it by), and a watchdog thread injects the same
+  exception into the running thread again and again, so an answer that swallows it (a bare
+  ``except:`` in a loop), cancels the alarm (``signal.alarm(0)``) or ignores it (``SIG_IGN``) is still
+  stopped. One long call into C (``sum(range(10**10))``) cannot be interrupted by anything in the
+  process: it is stopped when it returns, and the verdict says how long it ran. If the answer keeps
+  catching the stop, the watchdog prints into the cell that the kernel may need a restart.
+- :func:`seeded` seeds NumPy's and torch's global generators for one call and restores the notebook's.
+- :func:`notebook_state_kept` restores torch's default dtype, default device and grad mode, and
+  NumPy's error handling, whatever the answer set (``torch.set_default_device("meta")``).
+- :func:`course_defaults` computes references and comparisons under the course's own settings
+  (float32, CPU, grad on, ``np.errstate(all="ignore")``), whatever the notebook set.
+- :class:`HelperRecorder` records, with ``sys.setprofile``, what every public course helper returned
+  while the answer ran, so that an answer whose result is a course helper's is found by what it computes.
+
+And for messages: :func:`is_stub` (the untouched ``...`` stub), :func:`stub_methods`,
+:func:`raises_only_not_implemented`, :func:`student_line`. Needs only NumPy and the standard library:
+torch is looked up in ``sys.modules``, never imported.
+
+Introduced in notebooks/00_start_here.ipynb (the check cells run every answer through it).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import ctypes
+import dis
+import inspect
+import os
+import signal
+import sys
+import textwrap
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from course_utils.exercises.compare import shorten
+
+__all__ = [
+    "TimedOut",
+    "TimeLimit",
+    "STUCK_AFTER_STOPS",
+    "time_limit",
+    "seeded",
+    "notebook_state_kept",
+    "course_defaults",
+    "HelperRecorder",
+    "Probe",
+    "is_stub",
+    "stub_methods",
+    "raises_only_not_implemented",
+    "student_line",
+    "PACKAGE_DIR",
+    "ENGINE_DIR",
+]
+
+PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # course_utils/
+ENGINE_DIR = str(Path(__file__).resolve().parent)  # course_utils/exercises/
+_CHECKS_FILE = os.path.join(PACKAGE_DIR, "checks.py")
+
+
+class TimedOut(BaseException):
+    """Raised inside the answer when its time is up (a BaseException: ``except Exception`` lets it by)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the time limit
+# ---------------------------------------------------------------------------------------------
+
+_REPEAT_S = 0.05  # after the deadline, stop again every 50 ms until the answer gives up
+STUCK_AFTER_STOPS = 40
+"""Stops sent (2 s of them) that an answer caught before the watchdog tells the student to restart."""
+
+
+def _inject(thread_id: int, exc_type) -> None:
+    """Raise ``exc_type`` in another thread at its next bytecode check.
+
+    (Never called with NULL to clear a pending one: in CPython 3.11 that leaves the eval breaker set and
+    hangs the next ``signal.signal``; the receiving side absorbs a late stop instead.)
+    """
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc_type))
+
+
+class TimeLimit:
+    """The state of one :func:`time_limit` block: when it started, whether the answer was stuck."""
+
+    def __init__(self, seconds: float, on_stuck=None):
+        self.seconds = seconds
+        self.on_stuck = on_stuck
+        self.start = time.monotonic()
+        self.done = False
+        self.stuck_reported = False
+        self.stops_sent = 0
+        self.lock = threading.Lock()
+        self.finished = threading.Event()
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+
+def _watchdog(state: TimeLimit, thread_id: int) -> None:
+    deadline = state.start + state.seconds
+    if state.finished.wait(timeout=max(0.0, deadline - time.monotonic())):
+        return
+    while True:
+        with state.lock:
+            if state.done:
+                return
+            _inject(thread_id, TimedOut)
+            state.stops_sent += 1
+        # counted in stops actually sent: while one long C call holds the interpreter, this thread cannot run at all
+        if not state.stuck_reported and state.stops_sent >= STUCK_AFTER_STOPS:
+            state.stuck_reported = True
+            if state.on_stuck is not None:
+                with contextlib.suppress(Exception):
+                    state.on_stuck(state)
+        if state.finished.wait(timeout=_REPEAT_S):
+            return
+
+
+@contextlib.contextmanager
+def time_limit(seconds, on_stuck=None):
+    """Stop the block after ``seconds`` by raising :class:`TimedOut` in it, repeatedly, until it gives up.
+
+    ``on_stuck(state)`` is called (from the watchdog thread) when the block has caught 40 stops, sent every
+    50 ms after its deadline, while Python code still ran. ``seconds`` of None or <= 0 means no
+    limit. Yields a :class:`TimeLimit`; the notebook's own ``SIGALRM`` handler and timer are restored.
+    """
+    if not seconds or seconds <= 0:
+        yield TimeLimit(float("inf"))
+        return
+    state = TimeLimit(float(seconds), on_stuck)
+    thread_id = threading.get_ident()
+    use_signal = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    previous_handler = previous_timer = None
+    if use_signal:
+
+        def _alarm(signum, frame):
+            if not state.done:
+                raise TimedOut
+
+        previous_handler = signal.signal(signal.SIGALRM, _alarm)
+        previous_timer = signal.setitimer(signal.ITIMER_REAL, state.seconds, _REPEAT_S)
+    watchdog = threading.Thread(target=_watchdog, args=(state, thread_id), name="course-check-watchdog", daemon=True)
+    watchdog.start()
+    try:
+        yield state
+    finally:
+        while True:  # a stop sent just before the answer returned lands here, and is absorbed
+            try:
+                with state.lock:
+                    state.done = True  # from now on the watchdog sends nothing and our handler ignores alarms
+                state.finished.set()
+                if use_signal:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                for _ in range(3):  # backward jumps: a pending stop or alarm is delivered here
+                    pass
+                break
+            except TimedOut:
+                continue
+        if use_signal:
+            signal.signal(signal.SIGALRM, previous_handler)
+            if previous_timer and previous_timer[0] > 0:  # the notebook had a timer running: give it back
+                signal.setitimer(signal.ITIMER_REAL, *previous_timer)
+        watchdog.join(timeout=1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# the notebook's state
+# ---------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def seeded(seed: int):
+    """Seed NumPy's and torch's global generators for one call, then restore the notebook's state."""
+    np_state = np.random.get_state()  # noqa: NPY002  (the notebook's global generator, restored below)
+    torch = sys.modules.get("torch")
+    torch_state = torch.random.get_rng_state() if torch is not None else None
+    np.random.seed(seed)  # noqa: NPY002
+    if torch is not None:
+        torch.manual_seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(np_state)  # noqa: NPY002
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            if torch_state is None:  # the answer imported torch: leave its generator as fresh as it was
+                torch.manual_seed(torch.initial_seed())
+            else:
+                torch.random.set_rng_state(torch_state)
+
+
+def _torch_settings(torch):
+    get_device = getattr(torch, "get_default_device", None)
+    device = get_device() if get_device is not None else None
+    return torch.get_default_dtype(), device, torch.is_grad_enabled()
+
+
+def _set_torch_settings(torch, settings) -> None:
+    dtype, device, grad = settings
+    torch.set_default_dtype(dtype)
+    if device is not None and hasattr(torch, "set_default_device"):
+        # CPU is the default without a device mode; keep it so (a mode slows every op down)
+        torch.set_default_device(None if str(device) == "cpu" else device)
+    torch.set_grad_enabled(grad)
+
+
+@contextlib.contextmanager
+def notebook_state_kept():
+    """Whatever the block sets (torch's default dtype, device, grad mode; NumPy's errors), undo it after."""
+    torch = sys.modules.get("torch")
+    saved = _torch_settings(torch) if torch is not None else None
+    np_errors = np.geterr()
+    try:
+        yield
+    finally:
+        np.seterr(**np_errors)
+        torch = sys.modules.get("torch")
+        if torch is not None and saved is not None:
+            with contextlib.suppress(Exception):
+                _set_torch_settings(torch, saved)
+
+
+@contextlib.contextmanager
+def course_defaults():
+    """The course's own settings for references and comparisons: float32, CPU, grad on, no NumPy errors."""
+    with notebook_state_kept(), np.errstate(all="ignore"):
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            _set_torch_settings(torch, (torch.float32, torch.device("cpu"), True))
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# what the answer called
+# ---------------------------------------------------------------------------------------------
+
+
+def _course_module(filename: str) -> str | None:
+    """``course_utils.masks`` for a public course module's file; None for the engine, private modules, others."""
+    if not filename.startswith(PACKAGE_DIR) or filename.startswith(ENGINE_DIR) or filename == _CHECKS_FILE:
+        return None
+    relative = Path(filename).relative_to(PACKAGE_DIR).with_suffix("")
+    parts = ["course_utils", *relative.parts]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if any(part.startswith("_") for part in parts):
+        return None
+    return ".".join(parts)
+
+
+class HelperRecorder:
+    """Records what public course helpers return, and calls to ``forbidden`` code, while it is ``active``.
+
+    ``returns`` holds ``(module, qualname, value)`` for every public function or method of a public
+    ``course_utils`` module (not the exercise engine) that returned while active; ``called`` holds the
+    names of forbidden code objects that ran. Install it with ``with recorder:`` around the whole check;
+    :class:`Probe` switches ``active`` on only while the student's own function runs.
+    """
+
+    def __init__(self, forbidden: dict | None = None, limit: int = 20_000):
+        self.forbidden = forbidden or {}  # code object -> readable name
+        self.returns: list = []
+        self.called: list = []
+        self.active = False
+        self.limit = limit
+        self._modules: dict = {}
+        self._previous = None
+
+    def _module(self, filename):
+        if filename not in self._modules:
+            self._modules[filename] = _course_module(filename)
+        return self._modules[filename]
+
+    def _profile(self, frame, event, arg):
+        if not self.active:
+            return
+        if event == "call":
+            name = self.forbidden.get(frame.f_code)
+            if name is not None and name not in self.called:
+                self.called.append(name)
+        elif event == "return":
+            code = frame.f_code
+            module = self._module(code.co_filename)
+            if module is not None and not code.co_name.startswith("_") and len(self.returns) < self.limit:
+                self.returns.append((module, code.co_qualname, arg))
+
+    def __enter__(self):
+        self._previous = sys.getprofile()
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc):
+        sys.setprofile(self._previous)
+        return False
+
+
+class Probe:
+    """Wraps the student's function: switches the recorder on during its calls, keeps what each returned."""
+
+    def __init__(self, fn, recorder: HelperRecorder | None = None):
+        self.fn = fn
+        self.recorder = recorder
+        self.returned_none = False
+        self.calls: list = []  # (index of the first helper return recorded during the call, end index, result)
+
+    def __call__(self, *args, **kwargs):
+        recorder = self.recorder
+        start = len(recorder.returns) if recorder is not None else 0
+        if recorder is not None:
+            recorder.active = True
+        try:
+            result = self.fn(*args, **kwargs)
+        finally:
+            if recorder is not None:
+                recorder.active = False
+        if result is None:
+            self.returned_none = True
+        end = len(recorder.returns) if recorder is not None else 0
+        self.calls.append((start, end, result))
+        return result
+
+
+# ---------------------------------------------------------------------------------------------
+# reading the answer
+# ---------------------------------------------------------------------------------------------
+
+_EMPTY_OPS = {"RESUME", "NOP", "CACHE", "LOAD_CONST", "RETURN_VALUE", "RETURN_CONST", "POP_TOP"}
+
+
+def _is_super_init(node) -> bool:
+    """``super().__init__(...)``: kept outside a class's solution region, it does not count as an attempt."""
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr == "__init__"
+        and isinstance(node.value.func.value, ast.Call)
+        and getattr(node.value.func.value.func, "id", None) == "super"
+    )
+
+
+def _source_says_stub(fn) -> bool | None:
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        if isinstance(body[0].value.value, str):
+            body = body[1:]  # the docstring
+    body = [stmt for stmt in body if not _is_super_init(stmt)]
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and body[0].value.value is Ellipsis
+    )
+
+
+def _bytecode_says_stub(code) -> bool:
+    for instruction in dis.get_instructions(code):
+        if instruction.opname not in _EMPTY_OPS:
+            return False
+        if instruction.opname in ("LOAD_CONST", "RETURN_CONST") and instruction.argval not in (None, Ellipsis):
+            return False
+    return True
+
+
+def _function_is_stub(fn) -> bool:
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None or getattr(fn, "__name__", "") == "<lambda>":
+        return False
+    says = _source_says_stub(fn)
+    return _bytecode_says_stub(code) if says is None else says
+
+
+def stub_methods(cls) -> list[str]:
+    """The methods a class defines itself whose body is only ``...`` (after a docstring)."""
+    return [name for name, value in vars(cls).items() if inspect.isfunction(value) and _function_is_stub(value)]
+
+
+def is_stub(answer) -> bool:
+    """The stub as the student edition ships it: a body that is only ``...`` (optionally after a docstring).
+
+    For a class: every method it defines is such a stub (a class body that is only ``...`` too).
+    """
+    if inspect.isclass(answer):
+        own = [value for value in vars(answer).values() if inspect.isfunction(value)]
+        return all(_function_is_stub(value) for value in own)
+    return _function_is_stub(answer)
+
+
+def raises_only_not_implemented(fn, exc) -> bool:
+    """The older stub: a body that only raises NotImplementedError (and this is that raise)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not isinstance(exc, NotImplementedError):
+        return False
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or frames[-1].filename != code.co_filename or frames[-1].name != code.co_name:
+        return False
+    return not exc.args and set(code.co_names) <= {"NotImplementedError"}
+
+
+def _is_library(filename: str) -> bool:
+    """Course helpers, installed packages and the standard library: not the student's code."""
+    return (
+        filename.startswith(PACKAGE_DIR)
+        or "site-packages" in filename
+        or filename.startswith((sys.prefix, sys.base_prefix))
+    )
+
+
+def student_line(exc, fn) -> str:
+    """`` (your line N: `code`, inside helper)``: the deepest traceback frame in the student's own code.
+
+    The student's code is the function's own file (a notebook cell) or any other file that is not a
+    course helper, an installed package or the standard library (another cell, for instance).
+    """
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith(ENGINE_DIR) and f.filename != _CHECKS_FILE
+    ]
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    own_file = code.co_filename if code is not None else None
+    mine = [f for f in frames if f.filename == own_file or not _is_library(f.filename)]
+    if not mine:
+        return ""
+    frame = mine[-1]
+    text = f" (your line {frame.lineno}"
+    if frame.line:
+        text += f": `{shorten(frame.line, 100)}`"
+    last = frames[-1]
+    if last is not frame:
+        text += f", inside {Path(last.filename).stem}.{last.name}"
+    return text + ")"

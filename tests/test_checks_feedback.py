@@ -1,0 +1,241 @@
+"""Feedback beyond the verdict: hints that teach before they tell, and predictions answered in words.
+
+Hints: at least three levels (a question, the idea, a partial step), none pasting an answer; the first hint
+after a check reacts to it (a named misconception gets the catalogue's nudge); a level asked for by a lesson
+cell does not use up the student's hints. Predictions: every known wrong value is named with its idea, a factor
+of two is never right, an index is never "off by 1", and any value is answered in words.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import keyword
+import math
+import re
+import tokenize
+
+import numpy as np
+import pytest
+
+from course_utils import checks, exercises
+from course_utils.exercises import hints as hint_book
+from course_utils.exercises import misconceptions
+from course_utils.exercises.predictions import judge_prediction
+
+ALL = list(exercises.EXERCISES.values())
+
+
+@pytest.fixture(autouse=True)
+def fresh_hints():
+    hint_book.forget()
+    yield
+    hint_book.forget()
+
+
+# ---------------------------------------------------------------------------------------------
+# hints
+# ---------------------------------------------------------------------------------------------
+
+
+def _tokens(source: str) -> list[str]:
+    """Code tokens with names and numbers blanked (a renamed copy is still a copy), as the edition judge reads them."""
+    out = []
+    keep = {"np", "torch", "F", "nn", "math", "True", "False", "None"}
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(source).readline):
+            if t.type in (
+                tokenize.COMMENT,
+                tokenize.NL,
+                tokenize.NEWLINE,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+                tokenize.ENDMARKER,
+                tokenize.STRING,
+            ):
+                continue
+            if t.type == tokenize.NAME and not keyword.iskeyword(t.string) and t.string not in keep:
+                out.append("N")
+            elif t.type == tokenize.NUMBER:
+                out.append("0")
+            else:
+                out.append(t.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return out
+
+
+def _body(fn) -> str:
+    source = inspect.getsource(fn)
+    lines = source.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.rstrip().endswith(":")) + 1
+    return "\n".join(lines[start:])
+
+
+def _longest_common_run(a: list, b: list) -> int:
+    best = 0
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0] * (len(b) + 1)
+        for j, y in enumerate(b, start=1):
+            if x == y:
+                current[j] = previous[j - 1] + 1
+                best = max(best, current[j])
+        previous = current
+    return best
+
+
+@pytest.mark.parametrize("exercise", ALL, ids=lambda e: e.id)
+def test_hints_have_three_levels_and_paste_no_answer(exercise):
+    assert len(exercise.hints) >= 3, f"{exercise.id}: a question, the idea, a partial step"
+    assert exercise.hints[0].rstrip().endswith("?") or "?" in exercise.hints[0], "the first level asks a question"
+    answers = [exercise.reference, *exercise.variants]
+    for level, text in enumerate(exercise.hints, start=1):
+        code = " ".join(re.findall(r"[\w.\[\]():,@*/+\-<>=~ ]+", text))
+        for answer in answers:
+            body = _tokens(_body(answer))
+            if len(body) < 12:
+                continue
+            run = _longest_common_run(_tokens(code), body)
+            assert run < 0.6 * len(body), f"{exercise.id}: hint {level} pastes most of {answer.__name__}"
+
+
+def test_hints_come_one_level_at_a_time(capsys):
+    hints = exercises.get("01.softmax_along").hints
+    for level in range(1, len(hints) + 2):  # one call past the last keeps showing the last
+        checks.hint("01.softmax_along")
+        out = capsys.readouterr().out
+        shown = min(level, len(hints))
+        assert out.startswith(f"💡 Hint {shown} of {len(hints)} for softmax_along: {hints[shown - 1]}")
+    assert "That was the last hint" in out
+    with pytest.raises(ValueError, match="level must be from 1 to 3 but is 4"):
+        checks.hint("01.softmax_along", level=4)
+    with pytest.raises(TypeError, match="level must be an int"):
+        checks.hint("01.softmax_along", level="2")
+
+
+def test_a_lesson_cell_showing_a_level_does_not_use_up_the_students_hints(capsys):
+    checks.hint("00.dot_scores", level=2)  # as lesson 00 does
+    checks.hint("00.dot_scores", level=1)
+    capsys.readouterr()
+    checks.hint("00.dot_scores")  # the student's first hint is still level 1
+    assert capsys.readouterr().out.startswith("💡 Hint 1 of 3 for dot_scores")
+
+
+def test_the_first_hint_reacts_to_a_named_misconception(capsys):
+    checks.check("00.dot_scores", lambda q, k: k @ q.T)
+    capsys.readouterr()
+    checks.hint("00.dot_scores")
+    first = capsys.readouterr().out.splitlines()
+    nudge = misconceptions.get("scores_transposed").nudge
+    assert first[0] == f"💡 Your last check named a known mistake. {nudge}"
+    assert first[1].startswith("💡 Hint 1 of 3")
+    checks.hint("00.dot_scores")  # the reaction comes once per verdict
+    second = capsys.readouterr().out.splitlines()
+    assert len(second) == 1 and second[0].startswith("💡 Hint 2 of 3")
+
+
+@pytest.mark.parametrize(
+    ("answer", "reaction"),
+    [
+        (lambda q, k: 1 / 0, "crashed: read the line it names"),
+        (lambda q, k: None, "returned None"),
+        (lambda q, k: q @ k.T + 1, "work that case out by hand"),
+    ],
+    ids=["crash", "none", "wrong"],
+)
+def test_the_first_hint_reacts_to_other_verdicts(answer, reaction, capsys):
+    checks.check("00.dot_scores", answer)
+    capsys.readouterr()
+    checks.hint("00.dot_scores")
+    assert reaction in capsys.readouterr().out.splitlines()[0]
+
+
+def test_every_misconception_has_a_nudge_that_asks():
+    for m in misconceptions.CATALOGUE:
+        assert m.nudge and "?" in m.nudge, m.id
+        assert m.name and m.section[:2].isdigit(), m.id
+
+
+# ---------------------------------------------------------------------------------------------
+# predictions
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pid", "value", "start"),
+    [
+        ("00.scores_shape", ..., "✍️ Write your prediction first"),
+        ("00.scores_shape", (5, 7), "✅ Right: (5, 7)"),
+        ("00.scores_shape", (7, 5), "❌ (7, 5) is the transpose"),
+        ("00.scores_shape", (5, 7, 8), "❌ Not quite: the answer has 2 axes and yours has 3"),
+        ("00.scores_shape", "5x7", "❓ A shape is a tuple of ints"),
+        ("01.score_variance_d64", 8, "❌ 8 is the standard deviation, √64; the variance is its square"),
+        ("01.score_variance_d64", 62, "✅ Right: 64"),
+        ("01.score_variance_d64", 32, "❌ Off by 32 (50% too low)"),
+        ("01.score_variance_d64", 10**400, "❌ Far too high: about 10^398 times the answer"),
+        ("01.score_variance_d64", -(10**400), "❌ The sign is wrong"),
+        ("01.score_variance_d64", float("nan"), "❓ This prediction is a number, and NaN is not one"),
+        ("01.score_variance_d64", float("inf"), "❓ This prediction is a finite number"),
+        ("01.score_variance_d64", np.arange(3), "❓ This prediction is one number"),
+        ("01.score_variance_d64", "sixty-four", "❓ This prediction is a number"),
+        ("03.parameters_d512", 1_048_576, "❌ 1,048,576 is the four matrices without their biases"),
+        ("03.parameters_d512", 786_432, "❌ 786,432 is the tutorial's 3·512²"),
+        ("03.parameters_d512", 1_050_624, "✅ Right: 1,050,624"),
+        ("03.parameters_d512", 1_050_000, "❌ Off by 624 (0.059% too low)"),
+        ("03.split_shape", (2, 5, 2, 4), "❌ (2, 5, 2, 4) is the shape before the transpose"),
+        ("03.split_shape", (2, 4, 5, 2), "❌ Not quite: the right sizes, in another order"),
+        ("02.causal_true_count", 10, "❌ 10 is the count without the diagonal"),
+        ("02.causal_true_count", 14, "❌ Off by 1"),  # a count may be off by one; a label may not
+        ("01.tutorial_head3_column", 1, "❌ 1 is the query's own column"),
+        ("01.tutorial_head3_column", 2, "❌ Not this one."),
+        ("01.tutorial_head3_column", 0.0, "✅ Right: 0"),
+        ("04.weight_on_match_before", 0.0625, "❌ Off by 0.0625 (50% too low)"),
+        ("04.weight_on_match_before", 0.25, "❌ Off by 0.125 (100% too high)"),
+        ("04.weight_on_match_before", 0.13, "✅ Right: 0.125"),
+        ("04.same_output", False, "✅ Right: False"),
+        ("04.same_output", True, "❌ True is what you would get if heads only regrouped"),
+        ("04.same_output", 0, "❓ Choose one of True, False"),
+        ("01.naive_softmax_overflow", " NaN", "✅ Right: 'nan'"),
+        ("01.naive_softmax_overflow", "inf", "❌ 'inf' is what np.exp(1000) gives"),
+    ],
+)
+def test_predictions_are_answered_in_words(pid, value, start, capsys):
+    assert checks.predict(pid, value) is None
+    out = capsys.readouterr().out
+    assert out.startswith(start), out
+    assert "nan%" not in out and "inf%" not in out
+
+
+def test_no_index_prediction_is_answered_with_a_distance():
+    for prediction in exercises.PREDICTIONS.values():
+        if prediction.kind != "index":
+            continue
+        for value in range(-3, 10):
+            message = judge_prediction(prediction, value).message
+            assert "Off by" not in message and "%" not in message
+
+
+def test_every_number_prediction_refuses_a_factor_of_two():
+    for prediction in exercises.PREDICTIONS.values():
+        if prediction.kind != "number":
+            continue
+        answer = prediction.value()
+        for wrong in (answer * 2, answer / 2):
+            if answer:
+                assert judge_prediction(prediction, wrong).status == "wrong", (prediction.id, wrong)
+
+
+def test_known_wrong_values_are_wrong_and_distinct():
+    for prediction in exercises.PREDICTIONS.values():
+        ids = [k.id for k in prediction.known_wrong]
+        assert len(ids) == len(set(ids)), prediction.id
+        for known in prediction.known_wrong:
+            verdict = judge_prediction(prediction, known.value)
+            assert verdict.status == "wrong" and verdict.known_wrong == known.id, (prediction.id, known.value)
+
+
+def test_a_prediction_rtol_beyond_a_quarter_is_refused():
+    with pytest.raises(ValueError, match="a factor-two error is never right"):
+        exercises.Prediction("99.loose", "?", "number", 1.0, rtol=0.5)
+    assert math.isclose(exercises.get_prediction("01.score_variance_d64").rtol, 0.1)

@@ -1,0 +1,110 @@
+"""The exercise system's import rules: one way, no cycles, no private names across modules.
+
+Read from the source (ast), not by importing: a lesson module imports ``_model``, ``cases``, the course's own
+modules and earlier lesson modules, never the engine; the engine never imports a lesson module (it is handed
+the exercise); ``checks`` is the only module lessons call; no module imports another's private names; the
+import graph of ``course_utils.exercises`` and ``course_utils.checks`` has no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "course_utils"
+EXERCISES = PACKAGE / "exercises"
+FILES = sorted(EXERCISES.glob("*.py")) + [PACKAGE / "checks.py"]
+LESSON = re.compile(r"^lesson_\d\d$")
+ENGINE = {"engine", "runner", "compare", "patches", "misconceptions", "predictions", "hints", "log", "audit"}
+
+
+def _module_name(path: Path) -> str:
+    relative = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(relative.parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[str, str | None, int]]:
+    """(module, name or None, line) of every import in the file, at any depth (function-level ones too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, None, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.module, alias.name, node.lineno) for alias in node.names]
+    return found
+
+
+def _targets(module: str, name: str | None) -> list[str]:
+    """The course modules an import statement loads: ``from course_utils.exercises import engine`` -> engine."""
+    if not module.startswith("course_utils"):
+        return []
+    if name is not None and (PACKAGE.parent / (module.replace(".", "/") + f"/{name}.py")).exists():
+        return [f"{module}.{name}"]
+    return [module]
+
+
+def _graph() -> dict:
+    graph = {}
+    for path in FILES:
+        graph[_module_name(path)] = {t for m, n, _ in _imports(path) for t in _targets(m, n)}
+    return graph
+
+
+def test_no_private_name_is_imported_across_modules():
+    offenders = []
+    for path in FILES:
+        for module, name, line in _imports(path):
+            if not module.startswith("course_utils"):
+                continue
+            private_module = any(p.startswith("_") and p != "_model" for p in module.split("."))
+            if (name and name.startswith("_")) or private_module:
+                offenders.append(f"{path.name}:{line} imports {module}:{name}")
+        source = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"\b(engine|runner|patches|compare|hints|log|check_log|hint_book)\._[a-z]\w*", source):
+            offenders.append(f"{path.name} uses {match.group(0)}")
+    assert not offenders, offenders
+
+
+def test_lesson_modules_never_import_the_engine_and_the_engine_never_imports_a_lesson():
+    graph = _graph()
+    for module, targets in graph.items():
+        short = module.rsplit(".", 1)[-1]
+        if LESSON.match(short):
+            engine_imports = [t for t in targets if t.rsplit(".", 1)[-1] in ENGINE | {"checks"}]
+            assert not engine_imports, f"{module} imports the engine: {engine_imports}"
+            later = [t for t in targets if LESSON.match(t.rsplit(".", 1)[-1]) and t.rsplit(".", 1)[-1] >= short]
+            assert not later, f"{module} imports a lesson module that is not earlier: {later}"
+        if short in ENGINE - {"audit"}:
+            lessons = [t for t in targets if LESSON.match(t.rsplit(".", 1)[-1]) or t == "course_utils.exercises"]
+            assert not lessons, f"{module} imports a lesson module or the registry: {lessons}"
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = _graph()
+    visiting, done = set(), set()
+
+    def visit(node, trail):
+        if node in done:
+            return
+        assert node not in visiting, "import cycle: " + " -> ".join([*trail, node])
+        visiting.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target in graph and target != node:
+                visit(target, [*trail, node])
+        visiting.discard(node)
+        done.add(node)
+
+    for node in sorted(graph):
+        visit(node, [])
+
+
+def test_the_registry_finds_lessons_by_their_module_alone():
+    from course_utils import exercises
+
+    on_disk = sorted(p.stem[-2:] for p in EXERCISES.glob("lesson_[0-9][0-9].py"))
+    assert exercises.lessons() == on_disk
+    for lesson in on_disk:
+        assert all(e.id.startswith(f"{lesson}.") for e in exercises.for_lesson(lesson))
