@@ -126,6 +126,7 @@ def test_every_committed_record_survives_a_killed_process(tmp_path):
     progress = tmp_path / "committed"
     script = textwrap.dedent(
         f"""
+        import os
         import sys
         sys.path.insert(0, {str(HUB_DIR)!r})
         from class_report.store import Store
@@ -134,8 +135,9 @@ def test_every_committed_record_survives_a_killed_process(tmp_path):
         i = 0
         while True:
             store.add("alice", [normalize({{"exercise": "01.a", "status": "passed", "attempt": i}})])
-            with open({str(progress)!r}, "w") as f:
+            with open({str(progress)!r} + ".tmp", "w") as f:
                 f.write(str(i))  # written only after the commit returned
+            os.replace({str(progress)!r} + ".tmp", {str(progress)!r})
             i += 1
         """
     )
