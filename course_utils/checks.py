@@ -25,6 +25,7 @@ import os
 import numpy as np
 
 from course_utils import exercises as _registry
+from course_utils import hub_client as _hub_client  # the check log's hub sink (CONTRACT.md); a no-op off a hub
 from course_utils import misconceptions as _misconceptions
 from course_utils._answer_runner import (
     _guard,
@@ -147,9 +148,6 @@ def _matching_misconception(exercise, cases, results):
 
 
 def _log(exercise, status, misconception, detail) -> None:
-    target = os.environ.get("COURSE_CHECK_LOG")
-    if not target:
-        return
     record = {
         "exercise": exercise.id,
         "lesson": exercise.lesson,
@@ -157,6 +155,10 @@ def _log(exercise, status, misconception, detail) -> None:
         "misconception": misconception,
         "detail": detail,
     }
+    _hub_client.send(record)
+    target = os.environ.get("COURSE_CHECK_LOG")
+    if not target:
+        return
     line = json.dumps(record, ensure_ascii=False) + "\n"
     try:
         with open(target, "a", encoding="utf-8") as f:
