@@ -126,32 +126,23 @@ class _Handler(HubOAuthenticated, web.RequestHandler):
             self.finish(f"{status_code}: {reason}\n")
 
 
-@web.stream_request_body
 class RecordsHandler(_Handler):
-    """``POST api/records`` (a student's kernel) and ``GET api/records?student=NAME``."""
+    """``POST api/records`` (a student's kernel) and ``GET api/records?student=NAME``.
+
+    The body is read in full before :meth:`prepare` (a refusal then leaves the connection usable); the server
+    itself refuses bodies over twice ``max_body`` (``python -m class_report``).
+    """
 
     async def prepare(self):
-        self._body = bytearray()
-        self._too_large = False
-        if self.request.method == "POST":
-            length = self.request.headers.get("Content-Length", "0")
-            if not length.isdigit() or int(length) > self.state.settings.max_body:
-                raise web.HTTPError(413, f"at most {self.state.settings.max_body} bytes per request")
+        if self.request.method == "POST" and len(self.request.body) > self.state.settings.max_body:
+            raise web.HTTPError(413, f"at most {self.state.settings.max_body} bytes per request")
         await super().prepare()
-
-    def data_received(self, chunk: bytes) -> None:
-        if len(self._body) + len(chunk) > self.state.settings.max_body:
-            self._too_large = True
-        elif not self._too_large:
-            self._body += chunk
 
     @web.authenticated
     def post(self):
         settings = self.state.settings
-        if self._too_large:
-            raise web.HTTPError(413, f"at most {settings.max_body} bytes per request")
         try:
-            body = json.loads(bytes(self._body).decode("utf-8"))
+            body = json.loads(self.request.body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise web.HTTPError(400, f"body: expected JSON {{'records': [...]}}: {exc}") from None
         records = body.get("records") if isinstance(body, dict) else None

@@ -26,3 +26,15 @@ def report_cells(page: str) -> dict:
         ):
             cells[(student, exercise)] = status
     return cells
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The integration test's steps and how long each took."""
+    try:
+        from test_hub import TIMINGS
+    except ImportError:
+        return
+    if TIMINGS:
+        terminalreporter.section("hub test: seconds per step")
+        for step, seconds in TIMINGS.items():
+            terminalreporter.write_line(f"{seconds:7.1f}  {step}")
