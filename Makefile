@@ -124,12 +124,17 @@ pull-link:
 # The hub's packages (hub/requirements.txt, installed with the course's pins so pip checks they agree) and
 # configurable-http-proxy (hub/package-lock.json, `npm ci`): the only downloads; the tests then run on loopback only.
 HUB_STAMP := $(VENV)/.hub-installed
-$(HUB_STAMP): $(STAMP) hub/requirements.txt hub/package.json hub/package-lock.json
+CHP := hub/node_modules/.bin/configurable-http-proxy
+$(HUB_STAMP): $(STAMP) hub/requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt -r hub/requirements.txt
-	cd hub && npm ci --no-audit --no-fund --loglevel=error
 	touch $(HUB_STAMP)
 
-hub-env: $(HUB_STAMP)
+$(CHP): hub/package.json hub/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed (Node.js 20 or newer): apt-get install nodejs npm"; exit 2; }
+	cd hub && npm ci --no-audit --no-fund --loglevel=error
+	touch $(CHP)
+
+hub-env: $(HUB_STAMP) $(CHP)
 
 test-hub: hub-env
 	$(BIN)/ruff check hub && $(BIN)/ruff format --check hub

@@ -18,10 +18,25 @@ REFRESH_S = 30
 
 
 @functools.cache
-def _registry() -> dict:
+def _course_registry() -> dict | None:
+    """Lesson -> exercises, from the course's registry; None where it cannot load (a hub image without numpy)."""
     from course_utils import grading
 
-    return grading.load_registry()
+    try:
+        return grading.load_registry()
+    except Exception:
+        return None
+
+
+def _registry(seen: dict) -> dict:
+    """The course's registry, with any exercise it does not know (a newer lesson) added in the order seen."""
+    from course_utils import grading
+
+    registry = {lesson: list(exercises) for lesson, exercises in (_course_registry() or {}).items()}
+    for lesson, ids in seen.items():
+        known = {exercise.id for exercise in registry.setdefault(lesson, [])}
+        registry[lesson] += [grading.Exercise(exercise_id) for exercise_id in ids if exercise_id not in known]
+    return registry
 
 
 def render_class_report(records_by_student: dict[str, list[dict]], *, live_note: str = "") -> str:
@@ -34,17 +49,19 @@ def render_class_report(records_by_student: dict[str, list[dict]], *, live_note:
 
     newest: dict = {}
     notebooks = set()
+    seen: dict = {}
     for student, records in records_by_student.items():
         for record in records:
             if record.get("event", "check") != "check":
                 continue  # the grader's renderer will show predictions and hints; today's page shows checks
             newest[(student, record["exercise"])] = record
             notebooks.add((student, record["lesson"]))
+            seen.setdefault(record["lesson"], {})[record["exercise"]] = None
     rows = [
         grading.Record(student, r["lesson"], exercise, r["status"], r.get("detail") or "", r.get("misconception"))
         for (student, exercise), r in sorted(newest.items())
     ]
-    run = grading.GradeRun(records=rows, problems=[], registry=_registry(), ran=len(notebooks))
+    run = grading.GradeRun(records=rows, problems=[], registry=_registry(seen), ran=len(notebooks))
     page = grade_report.render_html(run)
     head = f'<meta http-equiv="refresh" content="{REFRESH_S}">'
     page = page.replace("<head>", f"<head>{head}", 1)

@@ -177,3 +177,12 @@ def test_page_is_the_course_report_with_the_newest_check_per_exercise():
     assert set(report_cells(page).values()) == {"passed", "wrong", "not_submitted"}  # the other exercises of 01
     assert "<script>" not in page and "&lt;script&gt;" in page  # names and details are escaped
     assert '<meta http-equiv="refresh"' in page and "Live: 3 students" in page
+
+
+def test_page_shows_exercises_the_registry_does_not_know(monkeypatch):
+    """A hub image without the course's numpy (no registry), or a lesson newer than the service's copy."""
+    from class_report import report
+
+    monkeypatch.setattr(report, "_course_registry", lambda: None)
+    page = render_class_report({"alice": [normalize({**CHECK, "exercise": "09.brand_new", "lesson": "09"}), normalize(CHECK)]})
+    assert report_cells(page) == {("alice", "09.brand_new"): "wrong", ("alice", "01.softmax_along"): "wrong"}
