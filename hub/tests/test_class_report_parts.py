@@ -184,5 +184,7 @@ def test_page_shows_exercises_the_registry_does_not_know(monkeypatch):
     from class_report import report
 
     monkeypatch.setattr(report, "_course_registry", lambda: None)
-    page = render_class_report({"alice": [normalize({**CHECK, "exercise": "09.brand_new", "lesson": "09"}), normalize(CHECK)]})
+    page = render_class_report(
+        {"alice": [normalize({**CHECK, "exercise": "09.brand_new", "lesson": "09"}), normalize(CHECK)]}
+    )
     assert report_cells(page) == {("alice", "09.brand_new"): "wrong", ("alice", "01.softmax_along"): "wrong"}
