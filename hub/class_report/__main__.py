@@ -33,12 +33,17 @@ def _options(argv):
             default=type(getattr(defaults, field.name))(default),
             help=f"(${env}; default {getattr(defaults, field.name)!r})",
         )
+    parser.add_argument(
+        "--bind-ip",
+        default=os.environ.get("CLASS_REPORT_BIND_IP", ""),
+        help="the address to listen on ($CLASS_REPORT_BIND_IP; default: the host of $JUPYTERHUB_SERVICE_URL)",
+    )
     return parser.parse_args(argv)
 
 
-async def _serve(app, url, prefix, settings) -> None:
+async def _serve(app, url, prefix, settings, bind_ip: str) -> None:
     server = httpserver.HTTPServer(app, max_body_size=2 * settings.max_body, xheaders=True)
-    server.listen(url.port or 80, url.hostname or "127.0.0.1")
+    server.listen(url.port or 80, bind_ip or url.hostname or "127.0.0.1")
     logging.info("listening on %s%s, database %s (WAL)", url.geturl().rstrip("/"), prefix, settings.db_path)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -56,7 +61,7 @@ def main(argv=None) -> int:
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/class-report/")
     secret = os.environ.get("CLASS_REPORT_COOKIE_SECRET") or secrets.token_hex(32)
     app = make_app(settings, prefix, cookie_secret=secret.encode())
-    asyncio.run(_serve(app, url, prefix, settings))
+    asyncio.run(_serve(app, url, prefix, settings, args.bind_ip))
     app.class_report_state.store.close()
     logging.info("stopped; every accepted record is in %s", settings.db_path)
     return 0
