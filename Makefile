@@ -28,6 +28,9 @@ help:
 	@echo "make data           regenerate data/ (bit-identical) and verify checksums"
 	@echo "make checkpoints    retrain the shipped model checkpoints in data/checkpoints/"
 	@echo "make grade SUBMISSIONS=path   class report: run every student notebook, write grades.csv and grades.html"
+	@echo "make publish        commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
+	@echo "make pull-link HUB=https://hub... REPO=https://...   the nbgitpuller link that gives each student the course"
+	@echo "make test-hub       start a real JupyterHub on loopback: pull link, live class report, limits, restart"
 
 $(STAMP): requirements.txt pyproject.toml jupyter/lab/settings/overrides.d/attention-course.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -115,3 +118,36 @@ grade: env
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+# --- A class on JupyterHub (docs/hub.md): the student edition as a branch, its pull link, the hub's tests.
+.PHONY: publish pull-link hub-env test-hub measure-server
+EDITION_BRANCH ?= student
+publish:
+	$(PYTHON) scripts/publish_student_edition.py build --branch $(EDITION_BRANCH)
+
+pull-link:
+	@test -n "$(HUB)" -a -n "$(REPO)" || { echo "usage: make pull-link HUB=https://hub.example.edu REPO=https://github.com/ORG/attention-course [LESSON=01] [EDITION_BRANCH=student]"; exit 2; }
+	@$(PYTHON) scripts/publish_student_edition.py link --hub "$(HUB)" --repo "$(REPO)" --branch "$(EDITION_BRANCH)" --lesson "$(or $(LESSON),00)"
+
+# The hub's packages (hub/requirements.txt, installed with the course's pins so pip checks they agree) and
+# configurable-http-proxy (hub/package-lock.json, `npm ci`): the only downloads; the tests then run on loopback only.
+HUB_STAMP := $(VENV)/.hub-installed
+CHP := hub/node_modules/.bin/configurable-http-proxy
+$(HUB_STAMP): $(STAMP) hub/requirements.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt -r hub/requirements.txt
+	touch $(HUB_STAMP)
+
+$(CHP): hub/package.json hub/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed (Node.js 20 or newer): apt-get install nodejs npm"; exit 2; }
+	cd hub && npm ci --no-audit --no-fund --loglevel=error
+	touch $(CHP)
+
+hub-env: $(HUB_STAMP) $(CHP)
+
+test-hub: hub-env
+	$(BIN)/ruff check hub && $(BIN)/ruff format --check hub
+	$(BIN)/python -m pytest hub/tests -q -p no:randomly -p no:cacheprovider
+
+# Memory and CPU of one student's server over the lessons (docs/hub.md): re-run after the lessons change.
+measure-server: hub-env
+	$(BIN)/python hub/measure_server.py --markdown

@@ -7,6 +7,8 @@ hosted as static files or opened from disk.
 
 from __future__ import annotations
 
+import os
+
 project = "Attention, from NumPy to a trained seq2seq model"
 author = "the course authors"
 copyright = "the course authors"  # noqa: A001 (Sphinx's name)
@@ -38,7 +40,8 @@ html_show_sourcelink = False
 html_copy_source = True  # the download button offers each lesson's .ipynb
 html_last_updated_fmt = None
 html_theme_options = {
-    # Nothing that reaches outside the site: no repository, launch (Binder/Colab) or edit buttons.
+    # Nothing that reaches outside the site: no repository, launch (Binder/Colab) or edit buttons (the JupyterHub
+    # launch button below is added only when a build names a hub).
     "use_download_button": True,
     "use_fullscreen_button": True,
     "use_repository_button": False,
@@ -51,6 +54,31 @@ html_theme_options = {
     "show_navbar_depth": 1,
     "toc_title": "On this page",
 }
+
+# The JupyterHub launch button (docs/hub.md), off unless the build names a hub and the published student edition:
+#   COURSE_JUPYTERHUB_URL=https://hub.example.edu COURSE_EDITION_REPO=https://github.com/ORG/attention-course make site
+# Each lesson page then links to nbgitpuller on that hub, which pulls the edition's branch (COURSE_EDITION_BRANCH,
+# default "student", made by `make publish`) into the student's home and opens the lesson: the same link as
+# `make pull-link`. Solutions pages get no button (the edition has no solutions).
+_HUB_URL = os.environ.get("COURSE_JUPYTERHUB_URL", "").strip()
+_EDITION_REPO = os.environ.get("COURSE_EDITION_REPO", "").strip()
+if _HUB_URL and _EDITION_REPO:
+    html_theme_options.update(
+        {
+            "repository_url": _EDITION_REPO.rstrip("/"),
+            "repository_branch": os.environ.get("COURSE_EDITION_BRANCH", "student"),
+            "repository_provider": os.environ.get("COURSE_EDITION_PROVIDER", "github"),
+            "path_to_docs": "",
+            "launch_buttons": {"jupyterhub_url": _HUB_URL, "notebook_interface": "jupyterlab"},
+        }
+    )
+
+
+def _launch_lessons_only(app, pagename, templatename, context, doctree) -> None:
+    """Keep the launch button on lesson pages: the student edition holds the lessons, not the solutions."""
+    if pagename.startswith("notebooks/") or "header_buttons" not in context:
+        return
+    context["header_buttons"] = [b for b in context["header_buttons"] if b.get("label") != "launch-buttons"]
 
 
 def _label_toctree_toggles(app, pagename, templatename, context, doctree) -> None:
@@ -96,6 +124,7 @@ def _visit_hidden_cell(self, node) -> None:
 def setup(app):
     # after the theme's own html-page-context handlers (priority 500), which define generate_toctree_html
     app.connect("html-page-context", _label_toctree_toggles, priority=900)
+    app.connect("html-page-context", _launch_lessons_only, priority=900)  # after the theme's buttons (501)
     from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
 
     app.add_node(HideCodeCellNode, override=True, html=(_visit_hidden_cell, depart_HideCellInput))

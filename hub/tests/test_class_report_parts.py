@@ -1,0 +1,190 @@
+"""The class-report service's parts without a hub: records, rate limits, the SQLite store and the page."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from class_report.limits import RateLimiter
+from class_report.records import normalize
+from class_report.report import render_class_report
+from class_report.store import Store
+from conftest import HUB_DIR, report_cells
+
+CHECK = {
+    "v": 2,
+    "event": "check",
+    "exercise": "01.softmax_along",
+    "lesson": "01",
+    "attempt": 1,
+    "status": "wrong",
+    "misconception": "softmax_wrong_axis",
+    "detail": "case 1 of 4 is wrong",
+    "time": "2026-11-24T12:00:00Z",
+    "session": "3f2a",
+}
+
+
+# ------------------------------------------------------------------------------------------------ records
+
+
+def test_a_v2_check_keeps_its_fields_and_no_other():
+    assert normalize({**CHECK, "student": "mallory", "extra": 1}) == CHECK  # a name in a record is never kept
+
+
+def test_v1_lines_are_checks_and_predictions_and_hints_are_accepted():
+    v1 = normalize({"exercise": "02.causal_mask", "status": "passed", "misconception": None, "detail": "ok"})
+    assert v1["event"] == "check" and v1["lesson"] == "02"
+    predict = {"v": 2, "event": "predict", "exercise": "01.x", "status": "right", "prediction": "(2, 3)"}
+    assert normalize(predict)["prediction"] == "(2, 3)"
+    assert normalize({"v": 2, "event": "hint", "exercise": "01.x", "status": "shown", "level": 2})["level"] == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"event": "grade"}, "event"),
+        ({"exercise": "../../etc"}, "exercise"),
+        ({"exercise": 7}, "exercise"),
+        ({"lesson": "02"}, "lesson"),
+        ({"status": "right"}, "status"),  # a check's status, not a prediction's
+        ({"attempt": -1}, "attempt"),
+        ({"attempt": True}, "attempt"),
+        ({"detail": ["a"]}, "detail"),
+    ],
+)
+def test_a_malformed_record_is_refused_naming_the_field(change, field):
+    with pytest.raises(ValueError, match=f"^{field}:"):
+        normalize({**CHECK, **change})
+
+
+def test_long_texts_are_cut():
+    record = normalize({**CHECK, "detail": "x" * 5000, "session": "a" * 500})
+    assert len(record["detail"]) == 500 and len(record["session"]) == 64
+
+
+# ------------------------------------------------------------------------------------------------ limits
+
+
+def test_rate_limiter_allows_a_burst_then_the_rate():
+    now = [0.0]
+    limiter = RateLimiter(2.0, 5, clock=lambda: now[0])
+    assert [limiter.allow("a")[0] for _ in range(7)] == [True] * 5 + [False] * 2
+    assert limiter.allow("b")[0]  # keys are independent
+    ok, wait = limiter.allow("a")
+    assert not ok and wait == pytest.approx(0.5)
+    now[0] += 0.5
+    assert limiter.allow("a")[0] and not limiter.allow("a")[0]
+
+
+def test_rate_limiter_memory_is_bounded():
+    limiter = RateLimiter(1.0, 1, max_keys=100)
+    for i in range(1000):
+        limiter.allow(f"key{i}")
+    assert len(limiter._buckets) == 100
+
+
+# ------------------------------------------------------------------------------------------------ store
+
+
+def test_store_is_sqlite_in_wal_mode_and_keeps_the_newest_per_exercise(tmp_path):
+    store = Store(tmp_path / "r.sqlite")
+    assert store.add("alice", [normalize(CHECK), normalize({**CHECK, "status": "passed", "attempt": 2})]) == (2, 0)
+    assert store.add("bob", [normalize(CHECK)]) == (1, 0)
+    latest = store.latest()
+    assert [r["status"] for r in latest["alice"]] == ["passed"] and [r["status"] for r in latest["bob"]] == ["wrong"]
+    assert [r["attempt"] for r in store.events("alice")] == [1, 2]
+    assert store.latest("bob").keys() == {"bob"}
+    store.close()
+    with sqlite3.connect(tmp_path / "r.sqlite") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_store_is_bounded_per_student(tmp_path):
+    store = Store(tmp_path / "r.sqlite", max_events=50, max_exercises=10)
+    for i in range(12):
+        store.add("alice", [normalize({**CHECK, "exercise": f"01.ex{i}"})])
+    assert len(store.latest("alice")["alice"]) == 10  # two more exercises were refused
+    assert store.add("alice", [normalize({**CHECK, "exercise": "01.ex99"})]) == (0, 1)
+    for attempt in range(200):
+        store.add("alice", [normalize({**CHECK, "exercise": "01.ex0", "attempt": attempt})])
+    assert store.counts()["alice"] == 50  # history: the newest 50
+    assert store.events("alice")[-1]["attempt"] == 199
+    assert len(store.latest("alice")["alice"]) == 10  # the report's rows are never dropped
+    store.add("bob", [normalize(CHECK)])
+    assert store.counts()["bob"] == 1
+
+
+def test_every_committed_record_survives_a_killed_process(tmp_path):
+    """A writer killed with SIGKILL (no clean shutdown) loses nothing it had committed."""
+    db = tmp_path / "r.sqlite"
+    progress = tmp_path / "committed"
+    script = textwrap.dedent(
+        f"""
+        import os
+        import sys
+        sys.path.insert(0, {str(HUB_DIR)!r})
+        from class_report.store import Store
+        from class_report.records import normalize
+        store = Store({str(db)!r})
+        i = 0
+        while True:
+            store.add("alice", [normalize({{"exercise": "01.a", "status": "passed", "attempt": i}})])
+            with open({str(progress)!r} + ".tmp", "w") as f:
+                f.write(str(i))  # written only after the commit returned
+            os.replace({str(progress)!r} + ".tmp", {str(progress)!r})
+            i += 1
+        """
+    )
+    writer = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        while not progress.exists() or int(progress.read_text() or 0) < 200:
+            assert writer.poll() is None, "the writer died"
+    finally:
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait()
+    committed = int(progress.read_text())
+    attempts = [r["attempt"] for r in Store(db).events("alice", limit=100_000)]
+    assert attempts[: committed + 1] == list(range(committed + 1))  # at most one more, never fewer
+
+
+# ------------------------------------------------------------------------------------------------ the page
+
+
+def test_page_is_the_course_report_with_the_newest_check_per_exercise():
+    rows = {
+        "alice": [normalize(CHECK), normalize({**CHECK, "status": "passed"})],
+        "bob": [
+            normalize(CHECK),
+            normalize({"v": 2, "event": "hint", "exercise": "01.softmax_along", "status": "shown"}),
+        ],
+        "<script>": [normalize({**CHECK, "detail": "<b>x</b>"})],
+    }
+    page = render_class_report(rows, live_note="Live: 3 students")
+    assert '<tr data-student="alice">' in page and '<tr data-student="bob">' in page
+    cells = {key: status for key, status in report_cells(page).items() if key[1] == "01.softmax_along"}
+    # alice: her newest check; bob: his check (a hint is not a check); names are escaped
+    assert cells == {
+        ("alice", "01.softmax_along"): "passed",
+        ("bob", "01.softmax_along"): "wrong",
+        ("&lt;script&gt;", "01.softmax_along"): "wrong",
+    }
+    assert set(report_cells(page).values()) == {"passed", "wrong", "not_submitted"}  # the other exercises of 01
+    assert "<script>" not in page and "&lt;script&gt;" in page  # names and details are escaped
+    assert '<meta http-equiv="refresh"' in page and "Live: 3 students" in page
+
+
+def test_page_shows_exercises_the_registry_does_not_know(monkeypatch):
+    """A hub image without the course's numpy (no registry), or a lesson newer than the service's copy."""
+    from class_report import report
+
+    monkeypatch.setattr(report, "_course_registry", lambda: None)
+    page = render_class_report(
+        {"alice": [normalize({**CHECK, "exercise": "09.brand_new", "lesson": "09"}), normalize(CHECK)]}
+    )
+    assert report_cells(page) == {("alice", "09.brand_new"): "wrong", ("alice", "01.softmax_along"): "wrong"}

@@ -1,0 +1,374 @@
+"""The course on a real JupyterHub, on loopback only: pull link, live class report, who sees what, limits, restart.
+
+JupyterHub (hub/requirements.txt) with configurable-http-proxy (hub/package-lock.json), the dummy login, local
+servers (SimpleLocalProcessSpawner) and the class-report service (hub/jupyterhub_config.py). The student edition is
+published (scripts/publish_student_edition.py) into a local git repository, which the pull link names.
+
+Three students open the pull link and run lesson 01 in a kernel of their own server: alice with a right answer to
+the lesson's first checked exercise, bob with a wrong one, carol untouched. The right answer is the instructor
+edition's solution region when the lesson has one, else the solutions notebook's function; the wrong one returns
+the right answer plus one. Then: the instructor's page shows exactly those rows; a student sees only their own and
+is refused another's; a fourth student flooding the service is limited while alice's next record still arrives;
+the service is killed and the hub restarted, and every row is still there. The steps share one hub, in order.
+"""
+
+from __future__ import annotations
+
+import ast
+import concurrent.futures
+import functools
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+from conftest import REPO, report_cells
+
+sys.path.insert(0, str(REPO / "scripts"))
+from hubtest import Hub, Student  # noqa: E402
+from publish_student_edition import build_tree, commit_tree, pull_link  # noqa: E402
+
+pytestmark = pytest.mark.timeout(900)
+SERVICE = "/services/class-report/"
+CHECK_CALL = re.compile(r"checks\.check\(\s*['\"](?P<id>01\.\w+)['\"]\s*,\s*(?P<fn>[A-Za-z_]\w*)")
+TIMINGS: dict[str, float] = {}
+
+
+# ------------------------------------------------------------------------------------ lesson 01, generically
+
+
+def _source(cell) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def _code_cells(nb):
+    return [(i, _source(c)) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"]
+
+
+def checked_exercises(nb) -> list[tuple[str, str]]:
+    """(exercise id, function name) of every ``checks.check`` call of lesson 01, in order."""
+    return [(m["id"], m["fn"]) for _, source in _code_cells(nb) for m in CHECK_CALL.finditer(source)]
+
+
+def _function(source: str, name: str) -> ast.FunctionDef | None:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name]
+    return found[-1] if found else None
+
+
+def _defining_cell(nb, name: str) -> int:
+    """The index of the last code cell that defines ``name`` before (or in) its check cell."""
+    best = None
+    for i, source in _code_cells(nb):
+        if _function(source, name):
+            best = i
+        if re.search(rf"checks\.check\([^)]*\b{name}\b", source) and best is not None:
+            return best
+    raise AssertionError(f"no cell defines {name}() before its check")
+
+
+def right_answer(name: str) -> str:
+    """The complete function: the instructor edition's solution region, else the solutions notebook's."""
+    lesson = json.loads(next((REPO / "notebooks").glob("01_*.ipynb")).read_text(encoding="utf-8"))
+    source = _source(lesson["cells"][_defining_cell(lesson, name)])
+    if "### BEGIN SOLUTION" in source:
+        node = _function(source, name)
+        lines = source.splitlines()[node.lineno - 1 - len(node.decorator_list) : node.end_lineno]
+        return "\n".join(line for line in lines if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+    solutions = json.loads(next((REPO / "solutions").glob("01_*_solutions.ipynb")).read_text(encoding="utf-8"))
+    for _, source in _code_cells(solutions):
+        node = _function(source, name)
+        if node:
+            return ast.get_source_segment(source, node)
+    raise AssertionError(f"neither the lesson nor its solutions notebook has a complete {name}()")
+
+
+def wrong_answer(name: str) -> str:
+    """The right function, then a wrapper that returns its result plus one (a bool: negated)."""
+    return f"""{right_answer(name)}
+
+
+_right_{name} = {name}
+
+
+def _plus_one(value):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plus_one(v) for v in value)
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return not value
+    return value + 1
+
+
+def {name}(*args, **kwargs):
+    return _plus_one(_right_{name}(*args, **kwargs))"""
+
+
+def with_answer(nb: dict, name: str, answer: str) -> dict:
+    """A copy of the notebook whose cell defining ``name`` has ``answer`` in place of the function."""
+    nb = json.loads(json.dumps(nb))
+    index = _defining_cell(nb, name)
+    source = _source(nb["cells"][index])
+    node = _function(source, name)
+    lines = source.splitlines()
+    start = node.lineno - 1 - len(node.decorator_list)
+    nb["cells"][index]["source"] = "\n".join([*lines[:start], answer, *lines[node.end_lineno :]])
+    return nb
+
+
+# ------------------------------------------------------------------------------------ the hub, once
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    if shutil.which("git") is None:
+        pytest.fail("git is needed (nbgitpuller runs it)")
+    proxy = REPO / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+    if not proxy.exists():
+        pytest.fail(f"{proxy} is missing: run `make hub-env` (npm ci in hub/)")
+    root = tmp_path_factory.mktemp("hub")
+    started = time.perf_counter()
+    edition = root / "edition"
+    build_tree(edition)
+    bare = root / "attention-course"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    commit_tree(edition, bare, "student", "version 1")
+    TIMINGS["publish the student edition"] = time.perf_counter() - started
+    hub = Hub(
+        root, {"CLASS_REPORT_DB_PATH": str(root / "class-report" / "records.sqlite"), "CLASS_REPORT_INSTRUCTORS": "ta"}
+    )
+    started = time.perf_counter()
+    hub.start()
+    TIMINGS["start the hub, proxy and service"] = time.perf_counter() - started
+    world = {"root": root, "hub": hub, "edition": edition, "bare": bare, "students": {}, "kernels": {}}
+    world["link"] = pull_link(hub.url, f"file://{bare}", lesson="01", notebooks=edition / "notebooks")
+    yield world
+    for kernel in world["kernels"].values():
+        kernel.close()
+    hub.stop()
+    print(f"\nhub log: {hub.log_path}")
+
+
+def _timed(name):
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                TIMINGS[name] = time.perf_counter() - started
+
+        return run
+
+    return wrap
+
+
+def _report(person: Student) -> tuple[str, dict]:
+    page = person.get(person.hub.url + SERVICE)
+    assert page.status_code == 200 and "Class report" in page.text, (
+        f"{person.name}: {page.status_code} {page.text[:300]}"
+    )
+    data = person.get(person.hub.url + SERVICE + "api/report")
+    assert data.status_code == 200, data.text
+    return page.text, data.json()
+
+
+def _checks(data: dict) -> dict:
+    """(student, exercise) -> status of the newest check, from api/report."""
+    return {
+        (student, r["exercise"]): r["status"]
+        for student, rows in data["students"].items()
+        for r in rows
+        if r["event"] == "check"
+    }
+
+
+# ------------------------------------------------------------------------------------ the steps
+
+
+@_timed("3 students open the pull link (servers start, nbgitpuller clones)")
+def test_1_three_students_open_the_pull_link(world):
+    hub = world["hub"]
+    assert world["link"].startswith(hub.url + "/hub/user-redirect/git-pull?repo=file")
+    for name in ("alice", "bob", "carol"):
+        student = Student(hub, name)
+        student.login()
+        lab = student.open_pull_link(world["link"])
+        assert "JupyterLab" in lab.text or "jupyter-config-data" in lab.text, lab.text[:300]
+        listing = student.list_dir("attention-course/notebooks")
+        assert {"course_utils", "data"} <= set(listing) and any(n.startswith("01_") for n in listing), listing
+        world["students"][name] = student
+
+
+@_timed("3 students run lesson 01 in their own kernels")
+def test_2_each_runs_lesson_01_in_a_kernel_on_the_hub(world):
+    students = world["students"]
+    assert students, "step 1 failed"
+    path = next(n for n in students["alice"].list_dir("attention-course/notebooks") if n.startswith("01_"))
+    path = f"attention-course/notebooks/{path}"
+    published = students["carol"].read_notebook(path)
+    exercises = checked_exercises(published)
+    assert exercises, "lesson 01 has no checks.check(...) cell"
+    first_id, fn = exercises[0]
+    world.update(path=path, exercises=[e for e, _ in exercises], first=first_id, fn=fn)
+    answers = {"alice": right_answer(fn), "bob": wrong_answer(fn), "carol": None}
+    for name, answer in answers.items():
+        student = students[name]
+        nb = published if answer is None else with_answer(published, fn, answer)
+        if answer is not None:
+            student.save_notebook(path, nb)  # as JupyterLab saves an edited notebook
+        kernel = student.start_kernel(path)
+        world["kernels"][name] = kernel
+        results = kernel.run_notebook(nb)
+        errors = [(i, r["errors"]) for i, r in enumerate(results) if r["errors"]]
+        assert not errors, f"{name}: lesson 01 raised in code cells {errors}"
+        probe = kernel.execute(
+            "import os, course_utils\n"
+            "from course_utils import hub_client\n"
+            "print(course_utils.__file__, os.environ['JUPYTERHUB_USER'], hub_client.flush(20), hub_client.stats())"
+        )
+        where, user, flushed, stats = probe["text"].split(" ", 3)
+        assert "attention-course/notebooks/course_utils" in where, f"{name}: course_utils came from {where}"
+        assert user == name and flushed == "True", probe
+        assert "'failed': 0" in stats and "'dropped': 0" in stats and "'sent': 0" not in stats, stats
+
+
+def _expected(world) -> dict:
+    expected = {}
+    first_status = {"alice": "passed", "bob": "wrong", "carol": "not_attempted"}
+    for name, status in first_status.items():
+        for exercise in world["exercises"]:
+            expected[(name, exercise)] = status if exercise == world["first"] else "not_attempted"
+    return expected
+
+
+@_timed("the instructors' view")
+def test_3_the_instructor_sees_exactly_those_rows(world):
+    assert "first" in world, "step 2 failed"
+    expected = _expected(world)
+    for name in ("teacher", "ta"):  # a hub admin; a member of the group `instructors`
+        instructor = Student(world["hub"], name)
+        instructor.login()
+        page, data = _report(instructor)
+        assert data["instructor"] is True
+        assert set(data["students"]) == {"alice", "bob", "carol"}
+        assert _checks(data) == expected
+        shown = {key: status for key, status in report_cells(page).items() if status != "not_submitted"}
+        assert shown == expected, f"{name}'s page: {shown}"
+        world["students"][name] = instructor
+
+
+@_timed("a student's own view; refusals")
+def test_4_a_student_sees_only_their_own_rows_and_cannot_write_as_another(world):
+    alice, hub = world["students"]["alice"], world["hub"]
+    page, data = _report(alice)
+    assert data["instructor"] is False and set(data["students"]) == {"alice"}
+    assert {student for student, _ in report_cells(page)} == {"alice"}
+    refused = alice.get(hub.url + SERVICE + "api/records?student=bob")
+    assert refused.status_code == 403 and "own rows" in refused.json()["error"]
+    assert alice.get(hub.url + SERVICE + "api/records?student=alice").status_code == 200
+    # from alice's kernel, with her server's token: a record that names bob is stored as alice's
+    forged = world["kernels"]["alice"].execute(
+        "import json, os, urllib.request\n"
+        "body = {'records': [{'student': 'bob', 'exercise': '01.forged', 'status': 'passed'}]}\n"
+        "request = urllib.request.Request(os.environ['COURSE_REPORT_URL'] + 'api/records', json.dumps(body).encode(),\n"
+        "    {'Authorization': 'token ' + os.environ['JUPYTERHUB_API_TOKEN'], 'Content-Type': 'application/json'})\n"
+        "print(urllib.request.urlopen(request).read().decode())"
+    )
+    assert json.loads(forged["text"])["accepted"] == 1, forged
+    teacher = world["students"]["teacher"]
+    _, data = _report(teacher)
+    assert ("alice", "01.forged") in _checks(data) and ("bob", "01.forged") not in _checks(data)
+    # without a token, or with one the hub does not know
+    for headers in ({}, {"Authorization": "token not-a-real-token"}):
+        r = requests.post(hub.url + SERVICE + "api/records", json={"records": []}, headers=headers, timeout=30)
+        assert r.status_code == 403, (headers, r.status_code, r.text)
+
+
+@_timed("a student floods the service")
+def test_5_a_flooding_student_is_limited_and_the_others_still_get_through(world):
+    hub, teacher = world["hub"], world["students"]["teacher"]
+    dave = Student(hub, "dave")
+    dave.login()
+    token = dave.token("flood", ["access:services!service=class-report"])
+    world["dave_token"] = token
+    url = hub.url + SERVICE + "api/records"
+    headers = {"Authorization": f"token {token}"}
+    record = {"exercise": world["first"], "status": "wrong"}
+    too_big = requests.post(url, data=b"x" * (65 * 1024), headers=headers, timeout=30)
+    too_many = requests.post(url, json={"records": [record] * 101}, headers=headers, timeout=30)
+    assert (too_big.status_code, too_many.status_code) == (413, 413)
+
+    def one(i):
+        r = requests.post(url, json={"records": [{**record, "attempt": i}]}, headers=headers, timeout=60)
+        return r.status_code, (r.json().get("accepted", 0) if r.status_code == 200 else 0)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        flood = pool.map(one, range(400))
+        # meanwhile alice runs her check again (her second attempt), from her kernel
+        alice = world["kernels"]["alice"]
+        nb = with_answer(
+            world["students"]["alice"].read_notebook(world["path"]), world["fn"], right_answer(world["fn"])
+        )
+        check_cell = next(s for _, s in _code_cells(nb) if CHECK_CALL.search(s) and world["first"] in s)
+        again = alice.execute(check_cell + "\nfrom course_utils import hub_client\nprint(hub_client.flush(20))")
+        results = list(flood)
+    assert again["text"].rstrip().endswith("True") and not again["errors"], again
+    statuses = [status for status, _ in results]
+    accepted = sum(n for _, n in results)
+    assert statuses.count(429) > 0 and set(statuses) <= {200, 429}, statuses
+    assert accepted == statuses.count(200) and accepted < 400
+    kept = teacher.get(hub.url + SERVICE + "api/records?student=dave").json()["events"]
+    assert len(kept) == accepted  # every accepted record is stored, and only those
+    alice_events = teacher.get(hub.url + SERVICE + "api/records?student=alice").json()["events"]
+    assert [e["status"] for e in alice_events if e["exercise"] == world["first"]] == ["passed", "passed"]
+    world["flood"] = {"requests": 400, "accepted": accepted, "refused_429": statuses.count(429)}
+
+
+@_timed("kill the service, restart the hub")
+def test_6_every_row_survives_a_killed_service_and_a_hub_restart(world):
+    hub, teacher = world["hub"], world["students"]["teacher"]
+    assert "flood" in world, "step 5 failed"
+    before = _report(teacher)[1]
+    histories = {n: teacher.get(hub.url + SERVICE + f"api/records?student={n}").json() for n in before["students"]}
+    service = hub.service_pid()
+    subprocess.run(["kill", "-KILL", str(service)], check=True)  # a crash: no clean shutdown
+    hub.stop()
+    hub.start()
+    assert hub.service_pid() != service
+    after = _report(teacher)[1]  # the service's new process: the browser logs in through the hub again
+    assert after == before
+    for name, history in histories.items():
+        assert teacher.get(hub.url + SERVICE + f"api/records?student={name}").json() == history
+    # and the service takes records again, from the same (stored) token
+    r = requests.post(
+        hub.url + SERVICE + "api/records",
+        json={"records": [{"exercise": world["first"], "status": "passed"}]},
+        headers={"Authorization": f"token {world['dave_token']}"},
+        timeout=30,
+    )
+    assert r.status_code == 200 and r.json()["accepted"] == 1
+
+
+@_timed("the course changes; a student pulls again")
+def test_7_pulling_again_brings_a_new_lesson_and_keeps_the_edits(world):
+    hub = world["hub"]
+    v2 = world["root"] / "edition-v2"
+    shutil.copytree(world["edition"], v2)
+    lesson = json.loads((v2 / world["path"].removeprefix("attention-course/")).read_text(encoding="utf-8"))
+    lesson["cells"] = lesson["cells"][:3]
+    (v2 / "notebooks" / "09_new_lesson.ipynb").write_text(json.dumps(lesson, indent=1), encoding="utf-8")
+    commit_tree(v2, world["bare"], "student", "version 2: a new lesson")
+    alice = Student(hub, "alice")  # a new browser session: the hub restarted in step 6
+    alice.login()
+    alice.open_pull_link(world["link"])
+    assert "09_new_lesson.ipynb" in alice.list_dir("attention-course/notebooks")
+    kept = alice.read_notebook(world["path"])
+    assert right_answer(world["fn"]) in "".join(_source(c) for c in kept["cells"])
