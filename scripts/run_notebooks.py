@@ -12,9 +12,11 @@ Normalization:
 - timing metadata (``metadata.execution``) and widget state are dropped;
 - widget-view outputs keep only their text fallback (their model ids are random);
 - consecutive stream chunks of one cell are merged (a busy kernel splits prints unpredictably);
-- cells tagged ``nbval-ignore-output`` (timings, progress bars, version reports) are volatile by
-  nature: when a cell's source is unchanged, its previously stored output is kept, so a re-run does
-  not churn. ``--refresh-volatile`` stores the new outputs of those cells too.
+- a notebook whose new outputs equal the stored ones under nbval's sanitizer (tests/nbval_sanitize.cfg: times,
+  memory sizes, numbers printed as "≈0.998"), cell for cell and with the same figures, keeps its stored outputs,
+  so a re-run on another CPU leaves ``git diff`` empty; otherwise the whole new run is stored (never a mix of two
+  runs, whose numbers would disagree). A timing lesson's figures change with every run, so it is stored afresh.
+  ``--refresh-volatile`` always stores the new run.
 
 Prints the wall time of each notebook (the numbers behind the instructor guide's timings).
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -31,46 +34,102 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-VOLATILE_TAG = "nbval-ignore-output"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+SANITIZE_FILE = Path(__file__).resolve().parents[1] / "tests" / "nbval_sanitize.cfg"
+# What nbval never compares in an output (its skip list); figures are compared here, byte for byte.
+UNCOMPARED = {"metadata", "traceback", "prompt_number", "output_type", "name", "execution_count", WIDGET_MIME}
+SANITIZE_PAIR = re.compile(r"^regex: (.*)$\n^replace: (.*)$", re.MULTILINE)  # nbval's own parsing
 
 
-def _volatile(cell) -> bool:
-    return VOLATILE_TAG in cell.get("metadata", {}).get("tags", [])
+def sanitize_patterns(path: Path = SANITIZE_FILE) -> list[tuple[re.Pattern, str]]:
+    """The (regex, replacement) pairs of an nbval sanitize file, in order, parsed as nbval parses them."""
+    text = Path(path).read_text(encoding="utf-8")
+    return [(re.compile(regex), replace) for regex, replace in SANITIZE_PAIR.findall(text)]
 
 
-def normalize(nb, previous=None, refresh_volatile: bool = False):
-    """Strip volatile metadata from an executed notebook; keep old outputs of unchanged volatile cells."""
-    old_outputs = {}
-    if previous is not None and not refresh_volatile:
-        for cell in previous.cells:
-            if cell.cell_type == "code" and _volatile(cell) and cell.get("outputs"):
-                old_outputs.setdefault(cell.source, cell.outputs)
+def sanitize(text: str, patterns) -> str:
+    for regex, replace in patterns:
+        text = regex.sub(replace, text)
+    return text
+
+
+def comparable(outputs, patterns) -> list:
+    """A cell's outputs as nbval compares them: sanitized text per key, volatile keys dropped."""
+    seen = []
+    for output in outputs:
+        if output.get("output_type") == "stream":  # nbval keys a stream by its name: stdout and stderr differ
+            seen.append({output["name"]: sanitize(as_text(output["text"]), patterns)})
+            continue
+        item = {}
+        for key, value in output.items():
+            if key in UNCOMPARED:
+                continue
+            if key == "data":
+                for mime, content in value.items():
+                    if mime not in UNCOMPARED:
+                        item[mime] = content if mime.startswith("image/") else sanitize(as_text(content), patterns)
+            else:
+                item[key] = sanitize(as_text(value), patterns)
+        seen.append(item)
+    return seen
+
+
+def as_text(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def _merge_streams(outputs) -> list:
+    merged = []  # a busy kernel may split one print into several chunks: store one stream output
+    for output in outputs:
+        previous_out = merged[-1] if merged else None
+        if (
+            output.get("output_type") == "stream"
+            and previous_out is not None
+            and previous_out.get("output_type") == "stream"
+            and previous_out["name"] == output["name"]
+        ):
+            previous_out["text"] += output["text"]
+        else:
+            merged.append(output)
+    return merged
+
+
+def same_run(previous, nb, patterns) -> bool:
+    """True when nbval would accept `nb`'s outputs against `previous`'s, figures included (byte for byte): the same
+    code cells (ids and sources) with outputs equal under the sanitizer."""
+    old = [cell for cell in previous.cells if cell.cell_type == "code"]
+    new = [cell for cell in nb.cells if cell.cell_type == "code"]
+    return len(old) == len(new) and all(
+        (a.get("id"), a.source) == (b.get("id"), b.source)
+        and comparable(a.outputs, patterns) == comparable(b.outputs, patterns)
+        for a, b in zip(old, new, strict=True)
+    )
+
+
+def normalize(nb, previous=None, refresh_volatile: bool = False, patterns=None):
+    """Strip volatile metadata from an executed notebook; keep the stored outputs when nbval would accept the new run.
+
+    `previous` is the notebook as stored before the run. If every code cell's new outputs equal the stored ones under
+    `patterns` (default: tests/nbval_sanitize.cfg) and figures are unchanged, the stored outputs are kept, all of
+    them; otherwise the new run is stored, all of it. Either way the stored notebook is one run, so its numbers agree.
+    """
+    patterns = sanitize_patterns() if patterns is None else patterns
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
-        merged = []  # a busy kernel may split one print into several chunks: store one stream output
-        for output in cell.outputs:
-            previous_out = merged[-1] if merged else None
-            if (
-                output.get("output_type") == "stream"
-                and previous_out is not None
-                and previous_out.get("output_type") == "stream"
-                and previous_out["name"] == output["name"]
-            ):
-                previous_out["text"] += output["text"]
-            else:
-                merged.append(output)
-        cell.outputs = merged
+        cell.outputs = _merge_streams(cell.outputs)
         for output in cell.outputs:
             data = output.get("data")
             if data and WIDGET_MIME in data:
                 del data[WIDGET_MIME]
             output.get("metadata", {}).pop(WIDGET_MIME, None)
-        if _volatile(cell) and cell.source in old_outputs:
-            cell.outputs = old_outputs[cell.source]
-        for output in cell.outputs:
+    if previous is not None and not refresh_volatile and same_run(previous, nb, patterns):
+        old = [cell for cell in previous.cells if cell.cell_type == "code"]
+        for cell, stored in zip((c for c in nb.cells if c.cell_type == "code"), old, strict=True):
+            cell.outputs = stored.outputs
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
             if "execution_count" in output:
                 output["execution_count"] = cell.execution_count
     nb.metadata.pop("widgets", None)
@@ -104,7 +163,11 @@ def run(path: Path, refresh_volatile: bool = False, timeout: int = 600) -> float
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", type=Path)
-    parser.add_argument("--refresh-volatile", action="store_true", help="also store new outputs of volatile cells")
+    parser.add_argument(
+        "--refresh-volatile",
+        action="store_true",
+        help="store the new run even when nbval would accept it against the stored outputs",
+    )
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     parser.add_argument("--markdown", action="store_true", help="end with a markdown table of run times")
     args = parser.parse_args(argv)
