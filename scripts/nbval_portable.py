@@ -37,6 +37,7 @@ from pathlib import Path
 ALL_SETTINGS = ("default", "avx2", "avx512", "numpy-baseline")
 # PyTorch's capability names (torch.backends.cpu.get_cpu_capability()) that can run each forced setting.
 RUNS_ON = {"default": None, "avx2": {"AVX2", "AVX512"}, "avx512": {"AVX512"}}
+FORCING = ("ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "OPENBLAS_CORETYPE")
 OLD_BLAS_CORE = {"x86_64": "Nehalem", "AMD64": "Nehalem", "aarch64": "ARMV8", "arm64": "ARMV8"}
 
 _PROBE = """
@@ -55,8 +56,10 @@ print(json.dumps({
 
 
 def probe(python: str = sys.executable) -> dict:
-    """This CPU as the course's Python sees it: PyTorch's kernel level and NumPy's optional SIMD targets found."""
-    out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, check=True)
+    """This CPU as the course's Python sees it: PyTorch's kernel level and NumPy's optional SIMD targets found
+    (probed without this shell's own forcing variables, so a setting already in force does not hide the CPU)."""
+    env = {k: v for k, v in os.environ.items() if k not in FORCING}
+    out = subprocess.run([python, "-c", _PROBE], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
@@ -86,8 +89,9 @@ def results(junit: Path) -> tuple[int, list[str]]:
 
 
 def run_setting(name: str, env_vars: dict[str, str], pytest_args: list[str], python: str = sys.executable) -> dict:
-    """Run pytest (nbval) once with `env_vars` added to this environment; returns counts and failures."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", **env_vars}
+    """Run pytest (nbval) once with `env_vars` (and no other forcing variable); returns counts and failures."""
+    env = {k: v for k, v in os.environ.items() if k not in FORCING}  # one setting at a time, whatever the shell has
+    env.update({"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", **env_vars})
     with tempfile.TemporaryDirectory() as tmp:
         junit = Path(tmp) / "junit.xml"
         cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *pytest_args]
