@@ -13,9 +13,11 @@ Normalization:
 - widget-view outputs keep only their text fallback (their model ids are random);
 - consecutive stream chunks of one cell are merged (a busy kernel splits prints unpredictably);
 - a notebook whose new outputs equal the stored ones under nbval's sanitizer (tests/nbval_sanitize.cfg: times,
-  memory sizes, numbers printed as "≈0.998"), cell for cell and with the same figures, keeps its stored outputs,
-  so a re-run on another CPU leaves ``git diff`` empty; otherwise the whole new run is stored (never a mix of two
-  runs, whose numbers would disagree). A timing lesson's figures change with every run, so it is stored afresh.
+  memory sizes, numbers printed as "≈0.998"), cell for cell, with figures that look the same (no pixel off by
+  more than FIGURE_TOLERANCE of 255), keeps its stored outputs, so re-running an unchanged lesson leaves
+  ``git diff`` empty; otherwise the whole new run is stored (never a mix of two runs, whose numbers and figures
+  would disagree). So a lesson whose figures show timings (06) is stored afresh by every run, and one whose
+  figures show a model trained in the notebook (07, 08) by a run on another CPU kernel.
   ``--refresh-volatile`` always stores the new run.
 
 Prints the wall time of each notebook (the numbers behind the instructor guide's timings).
@@ -38,6 +40,8 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 SANITIZE_FILE = Path(__file__).resolve().parents[1] / "tests" / "nbval_sanitize.cfg"
 # What nbval never compares in an output (its skip list); figures are compared here, byte for byte.
 UNCOMPARED = {"metadata", "traceback", "prompt_number", "output_type", "name", "execution_count", WIDGET_MIME}
+FIGURE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
+FIGURE_TOLERANCE = 8  # of 255 per pixel channel: below what the eye tells apart
 SANITIZE_PAIR = re.compile(r"^regex: (.*)$\n^replace: (.*)$", re.MULTILINE)  # nbval's own parsing
 
 
@@ -54,7 +58,7 @@ def sanitize(text: str, patterns) -> str:
 
 
 def comparable(outputs, patterns) -> list:
-    """A cell's outputs as nbval compares them: sanitized text per key, volatile keys dropped."""
+    """A cell's outputs as nbval compares them: sanitized text per key, volatile keys dropped (figures kept whole)."""
     seen = []
     for output in outputs:
         if output.get("output_type") == "stream":  # nbval keys a stream by its name: stdout and stderr differ
@@ -67,11 +71,45 @@ def comparable(outputs, patterns) -> list:
             if key == "data":
                 for mime, content in value.items():
                     if mime not in UNCOMPARED:
-                        item[mime] = content if mime.startswith("image/") else sanitize(as_text(content), patterns)
+                        item[mime] = content if mime in FIGURE_MIMES else sanitize(as_text(content), patterns)
             else:
                 item[key] = sanitize(as_text(value), patterns)
         seen.append(item)
     return seen
+
+
+def same_figure(a: str, b: str, tolerance: int = FIGURE_TOLERANCE) -> bool:
+    """Two base64 PNGs of the same size whose pixels differ by at most `tolerance` of 255: the same picture to the
+    eye (a trained model's heat map on another CPU differs by 1-5 of 255; a moved curve by far more)."""
+    if a == b:
+        return True
+    import base64
+    import io
+
+    import matplotlib.image
+    import numpy as np
+
+    try:
+        x, y = (matplotlib.image.imread(io.BytesIO(base64.b64decode(as_text(v))), format="png") for v in (a, b))
+    except (ValueError, OSError, SyntaxError):
+        return False
+    if x.shape != y.shape:
+        return False
+    return float(np.abs(x.astype(float) - y.astype(float)).max()) * 255 <= tolerance
+
+
+def _same_outputs(old, new, patterns) -> bool:
+    a, b = comparable(old, patterns), comparable(new, patterns)
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x.keys() != y.keys():
+            return False
+        for key in x:
+            same = same_figure(x[key], y[key]) if key == "image/png" else x[key] == y[key]
+            if not same:
+                return False
+    return True
 
 
 def as_text(value) -> str:
@@ -95,13 +133,12 @@ def _merge_streams(outputs) -> list:
 
 
 def same_run(previous, nb, patterns) -> bool:
-    """True when nbval would accept `nb`'s outputs against `previous`'s, figures included (byte for byte): the same
-    code cells (ids and sources) with outputs equal under the sanitizer."""
+    """True when nbval would accept `nb`'s outputs against `previous`'s and every figure looks the same: the same
+    code cells (ids and sources), outputs equal under the sanitizer, PNGs equal within FIGURE_TOLERANCE."""
     old = [cell for cell in previous.cells if cell.cell_type == "code"]
     new = [cell for cell in nb.cells if cell.cell_type == "code"]
     return len(old) == len(new) and all(
-        (a.get("id"), a.source) == (b.get("id"), b.source)
-        and comparable(a.outputs, patterns) == comparable(b.outputs, patterns)
+        (a.get("id"), a.source) == (b.get("id"), b.source) and _same_outputs(a.outputs, b.outputs, patterns)
         for a, b in zip(old, new, strict=True)
     )
 

@@ -300,6 +300,20 @@ def _run(*cells):
     return nb
 
 
+def _png(shift=0.0, size=8) -> str:
+    """A small grey-ramp PNG, base64; `shift` (of 255) brightens every pixel."""
+    import base64
+    import io
+
+    import matplotlib.image
+    import numpy as np
+
+    ramp = np.linspace(0.2, 0.6, size * size).reshape(size, size) + shift / 255
+    buffer = io.BytesIO()
+    matplotlib.image.imsave(buffer, np.dstack([ramp] * 3), format="png")
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
 OLD, NEW = ("step ≈1.0\n", None, "step()"), ("step ≈2.0\n", None, "step()")  # equal under the sanitizer
 NORMALIZE_CASES = {  # name: (stored run, new run, stored outputs kept?)
     "only volatile digits moved": (
@@ -317,7 +331,22 @@ NORMALIZE_CASES = {  # name: (stored run, new run, stored outputs kept?)
         _run(NEW, ("exact 0.9962\n", None, "e()")),
         False,
     ),
-    "a figure changed": (
+    "a figure moved by 3 of 255 per pixel (a trained heat map on another CPU)": (
+        _run(OLD, ("loss ≈0.01\n", _png(), "p()")),
+        _run(NEW, ("loss ≈0.02\n", _png(shift=3), "p()")),
+        True,
+    ),
+    "a figure changed visibly": (
+        _run(OLD, ("loss ≈0.01\n", _png(), "p()")),
+        _run(NEW, ("loss ≈0.01\n", _png(shift=40), "p()")),
+        False,
+    ),
+    "a figure changed size": (
+        _run(OLD, ("loss ≈0.01\n", _png(), "p()")),
+        _run(NEW, ("loss ≈0.01\n", _png(size=9), "p()")),
+        False,
+    ),
+    "a figure is not a PNG": (
         _run(OLD, ("loss ≈0.01\n", "AAAA", "p()")),
         _run(NEW, ("loss ≈0.01\n", "BBBB", "p()")),
         False,
@@ -385,3 +414,8 @@ def test_portable_report_names_the_failing_cells(tmp_path):
         "</testsuite></testsuites>"
     )
     assert nbval_portable.results(junit) == (1, ["04_multi_head_pytorch::Cell 40"])
+
+
+def test_figure_tolerance_is_what_the_cases_exercise():
+    assert _png() != _png(shift=3)  # different bytes, the same picture
+    assert run_notebooks.same_figure(_png(), _png(shift=3)) and not run_notebooks.same_figure(_png(), _png(shift=40))
