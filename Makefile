@@ -13,7 +13,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:randomly
 
-.PHONY: help env lab test test-unit test-notebooks test-slow test-browser notebooks lint format bench data checkpoints clean
+.PHONY: help env lab test test-unit test-notebooks test-portable test-slow test-browser notebooks lint format bench data checkpoints clean
 
 help:
 	@echo "make lab            set up .venv and my_work/ (your copies of the lessons), open them in JupyterLab"
@@ -21,6 +21,7 @@ help:
 	@echo "make reset-lesson LESSON=02   back up my_work/02_*.ipynb and copy the lesson afresh"
 	@echo "make test-editions  run every lesson's student edition untouched, top to bottom (about 3 min)"
 	@echo "make test           set up .venv and run every test (unit, hygiene, lint, nbval)"
+	@echo "make test-portable  nbval under every CPU kernel setting this machine can run (AVX-512, AVX2, scalar, NumPy baseline)"
 	@echo "make test-browser   run each lesson in JupyterLab in headless Chromium (needs /usr/bin/chromium)"
 	@echo "make site           build the course website into site/ (open site/index.html)"
 	@echo "make notebooks      re-execute all lessons and solutions in place (normalized)"
@@ -78,9 +79,17 @@ test-unit: env
 # The stored outputs hold inline figures: a shell's MPLBACKEND=Agg (or any other backend) would drop them, so every
 # target that runs a kernel pins the inline backend.
 INLINE := module://matplotlib_inline.backend_inline
-test-notebooks notebooks lab grade test-browser: export MPLBACKEND := $(INLINE)
+test-notebooks notebooks lab grade test-browser test-portable: export MPLBACKEND := $(INLINE)
 test-notebooks: env
 	$(BIN)/python -m pytest $(NBVAL) $(NOTEBOOKS) -q
+
+# The stored outputs hold on any CPU: nbval again with PyTorch's kernels forced to the scalar path, to AVX2 and to
+# AVX-512 (where this CPU has them), and with NumPy's optional SIMD and OpenBLAS's newer kernels off
+# (scripts/nbval_portable.py --list shows the variables). About 2 minutes a setting; PORTABLE_JOBS at a time.
+PORTABLE_SETTINGS ?= all
+PORTABLE_JOBS ?= 2
+test-portable: env
+	$(BIN)/python scripts/nbval_portable.py --settings $(PORTABLE_SETTINGS) --jobs $(PORTABLE_JOBS) -- $(NBVAL) $(NOTEBOOKS)
 
 test-slow: env
 	$(BIN)/python -m pytest tests -m slow -q
