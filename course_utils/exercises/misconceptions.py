@@ -430,6 +430,24 @@ CATALOGUE = (
         _GREEDY,
         "When one row of the batch emits EOS, are the other rows finished too?",
     ),
+    # ---- lesson 00: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    # ---- end of lesson 00's new entries ----
+    # ---- lesson 01: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    # ---- end of lesson 01's new entries ----
+    # ---- lesson 02: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    # ---- end of lesson 02's new entries ----
+    # ---- lesson 03: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    # ---- end of lesson 03's new entries ----
+    # ---- lesson 04: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    # ---- end of lesson 04's new entries ----
+    # ---- lesson 05: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    # ---- end of lesson 05's new entries ----
+    # ---- lesson 06: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    # ---- end of lesson 06's new entries ----
+    # ---- lesson 07: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    # ---- end of lesson 07's new entries ----
+    # ---- lesson 08: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    # ---- end of lesson 08's new entries ----
 )
 
 MISCONCEPTIONS: dict[str, Misconception] = {m.id: m for m in CATALOGUE}
