@@ -8,12 +8,28 @@ from __future__ import annotations
 import os
 import platform
 import random
+import sys
+import warnings
 
 import numpy as np
 
 from course_utils import _validation as validate
 
-__all__ = ["set_seed", "get_device", "available_devices", "print_versions", "versions"]
+__all__ = [
+    "set_seed",
+    "get_device",
+    "available_devices",
+    "print_versions",
+    "versions",
+    "check_environment",
+    "torch_version_warning",
+    "PINNED_TORCH",
+]
+
+PINNED_TORCH = "2.13.0"
+"""The torch version of ``requirements.txt`` (``tests/test_env.py`` asserts they agree)."""
+
+MIN_PYTHON = (3, 11)
 
 
 def set_seed(seed: int = 0) -> None:
@@ -115,3 +131,64 @@ def print_versions() -> None:
         print(f"{name:>13}: {version}")
     print(f"{'device':>13}: {get_device()}")
     print(f"{'torch threads':>13}: {torch.get_num_threads()}")
+
+
+def torch_version_warning(version: str, pinned: str = PINNED_TORCH) -> str | None:
+    """None when ``version`` is the pinned torch (a local build tag such as ``+cpu`` ignored), else the warning text.
+
+    Introduced in notebooks/00_start_here.ipynb.
+
+    Examples
+    --------
+    >>> torch_version_warning("2.13.0+cpu") is None
+    True
+    >>> "make lab" in torch_version_warning("2.12.1+cpu")
+    True
+    """
+    if not isinstance(version, str):
+        raise TypeError(f"version must be a version string such as '2.13.0+cpu' but is {validate.describe(version)}")
+    if version.split("+")[0] == pinned:
+        return None
+    return (
+        f"torch {version} is not the pinned {pinned}: the lessons run, but some stored outputs may differ from "
+        "yours (printed digits, and what F.scaled_dot_product_attention returns for a row with every key masked, "
+        "lesson 02). `make lab` installs the pinned version."
+    )
+
+
+def check_environment(course_version: str) -> str:
+    """Check that this environment is the one the lessons were written for; print and return one line.
+
+    Raises ``RuntimeError`` (naming ``make lab``) when Python is older than 3.11 or when ``course_utils`` is not
+    ``course_version``, the version the notebook was written against. Another torch version only warns
+    (``UserWarning``): the lessons run, a few stored outputs may differ. Prints and returns
+    ``"environment OK; lessons will run on: cpu"`` (or ``"a GPU (cuda)"``).
+
+    Introduced in notebooks/00_start_here.ipynb.
+    """
+    import torch
+
+    import course_utils
+
+    if not isinstance(course_version, str):
+        raise TypeError(
+            f"course_version must be a version string such as '0.1.0' but is {validate.describe(course_version)}"
+        )
+    if sys.version_info < MIN_PYTHON:
+        found = ".".join(str(n) for n in sys.version_info[:3])
+        raise RuntimeError(
+            f"the course needs Python {'.'.join(map(str, MIN_PYTHON))} or newer and this kernel runs {found}: "
+            "run `make lab` from the course folder (it makes .venv with the right Python)"
+        )
+    if course_utils.__version__ != course_version:
+        raise RuntimeError(
+            f"course_utils {course_utils.__version__} does not match the notebooks ({course_version}): run `make lab` "
+            "again from the course folder (it reinstalls course_utils), then restart the kernel"
+        )
+    warning = torch_version_warning(torch.__version__)
+    if warning is not None:
+        warnings.warn(warning, UserWarning, stacklevel=2)
+    device = get_device()
+    line = f"environment OK; lessons will run on: {'cpu' if device.type == 'cpu' else f'a GPU ({device.type})'}"
+    print(line)
+    return line

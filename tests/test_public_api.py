@@ -205,6 +205,12 @@ BAD_INPUT = {
     "env.available_devices": "takes no arguments",
     "env.print_versions": "takes no arguments",
     "env.versions": "takes no arguments",
+    "env.torch_version_warning": [
+        (lambda: env.torch_version_warning(2.13), TypeError, "version must be a version string"),
+    ],
+    "env.check_environment": [
+        (lambda: env.check_environment(0.1), TypeError, "course_version must be a version string"),
+    ],
     # ------------------------------------------------------------------------------- efficient
     "efficient.naive_attention": [
         (lambda: efficient.naive_attention(arr, arr[:, :2], arr[:, :2], causal=True), ValueError, "causal=True needs"),
