@@ -10,7 +10,7 @@ import numpy as np
 
 from course_utils.exercises._model import Case, Exercise, KnownWrong, Prediction
 
-__all__ = ["EXERCISES", "PREDICTIONS", "DOT_SCORES"]
+__all__ = ["EXERCISES", "PREDICTIONS", "DOT_SCORES", "dot_scores_transposed", "dot_scores_elementwise"]
 
 
 # ---- 00.dot_scores(q, k) -> (q_len, k_len) ---------------------------------------------------------------------
@@ -40,26 +40,32 @@ def dot_scores_loop(q, k):
 
 
 def dot_scores_broadcast(q, k):
-    return (q[:, None, :] * k[None, :, :]).sum(axis=-1)  # (q_len, 1, d) * (1, k_len, d) -> (q_len, k_len, d)
+    return (q[:, None, :] * k[None, :, :]).sum(axis=-1)  # (q_len, 1, d) * (1, k_len, d) -> (q_len, k_len)
 
 
 def dot_scores_transposed(q, k):
-    return k @ q.T  # (k_len, q_len): keys as rows
+    """``k @ q.T``: the keys as rows, (k_len, q_len) (the bug zoo's ``dot_scores_transposed``)."""
+    return k @ q.T
+
+
+def dot_scores_elementwise(q, k):
+    """``(q * k).sum(-1)``: query i meets key i only; crashes unless q_len == k_len, then returns the diagonal."""
+    return (q * k).sum(-1)
 
 
 DOT_SCORES = Exercise(
     id="00.dot_scores",
-    section="00 · Exercise 1 · dot-product scores",
+    section="00 · Try it: dot-product scores",
     make_cases=dot_scores_cases,
     reference=dot_scores,
     variants=(dot_scores_einsum, dot_scores_loop, dot_scores_broadcast),
-    buggy={"scores_transposed": dot_scores_transposed},
+    buggy={"scores_transposed": dot_scores_transposed, "elementwise_product": dot_scores_elementwise},
     hints=(
-        "Entry [i, j] compares query i with key j. What shape must the result have, and which operation compares "
-        "two vectors?",
-        "Every row of q against every row of k, by a dot product, is one matrix product, once one of the two is "
-        "turned so that the feature sizes d meet in the middle.",
-        "(q_len, d) @ (d, k_len) -> (q_len, k_len): which of q and k must be transposed to have shape (d, ...)?",
+        "Entry [i, j] compares query i with key j. What shape does a table with one row per query and one column "
+        "per key have?",
+        "A matrix product A @ B takes the dot product of every row of A with every column of B. Which of q and k "
+        "must provide the columns?",
+        "The keys have to become columns: k.T has shape (d, k_len). What goes on its left?",
     ),
 )
 
@@ -71,11 +77,12 @@ PREDICTIONS = [
         question="For q of shape (5, 8) and k of shape (7, 8), what is the shape of dot_scores(q, k)?",
         kind="shape",
         answer=(5, 7),
-        section="00 · Exercise 2 · shapes first",
+        section="00 · Shapes first",
         known_wrong=(
             KnownWrong((7, 5), "scores_transposed", "the transpose: one row per query (5), one column per key (7)"),
             KnownWrong((5, 8), "kept_feature_axis", "q's own shape: the dot product sums the feature axis away"),
-            KnownWrong((8, 8), "feature_by_feature", "features by features: entry [i, j] compares query i with key j"),
+            KnownWrong((8, 8), "feature_by_feature", "features by features: the table counts queries and keys"),
+            KnownWrong((5, 7, 8), "kept_products", "the products before they are summed: one number per pair"),
         ),
     ),
 ]

@@ -21,6 +21,8 @@ __all__ = ["CATALOGUE", "MISCONCEPTIONS", "get"]
 _CONVENTIONS = '02 · Two conventions: "may attend" and "ignore"'
 _SCALE = "01 · Why divide by √d_head"
 _SOFTMAX = "01 · From scores to weights: a stable softmax"
+_ORDER = "01 · Does attention see the order?"
+_SHARED = "01 · Why learned, separate W_q, W_k, W_v"
 _FLOPS = "03 · Cost: projections versus the attention core"
 _GREEDY = "08 · Greedy decoding, by hand"
 _BUILD_07 = "07 · Build it: the attention GRU, part by part"
@@ -30,7 +32,7 @@ CATALOGUE = (
     Misconception(
         "scores_transposed",
         "the scores are transposed: rows must be queries, columns keys",
-        "00 · Exercise 1 · dot-product scores",
+        "00 · Try it: dot-product scores",
         "Which axis of your result holds the queries? Entry [i, j] should compare query i with key j.",
     ),
     Misconception(
@@ -100,21 +102,14 @@ CATALOGUE = (
     Misconception(
         "equivariance_output_not_permuted",
         "fn(X[perm]) is compared with fn(X): the outputs must be permuted too, fn(X[perm]) == fn(X)[perm]",
-        "01 · Attention ignores order",
+        _ORDER,
         "If fn ignores order, fn(X[perm]) holds the same rows as fn(X), but in which order?",
     ),
     Misconception(
         "equivariance_inverse_perm",
         "the outputs are reordered with the inverse permutation: compare fn(X[perm]) with fn(X)[perm]",
-        "01 · Attention ignores order",
+        _ORDER,
         "Row r of X[perm] is row perm[r] of X. Which row of fn(X) must row r of fn(X[perm]) equal?",
-    ),
-    Misconception(
-        "temperature_multiplies",
-        "the temperature multiplies the scores instead of dividing them (operator precedence: a / b * T)",
-        "01 · Explore: d_head and temperature",
-        "Write your divisor out in full: is the temperature in the numerator or the denominator? "
-        "a / b * T means (a / b) * T.",
     ),
     # ---- masks (lesson 02 and every lesson that masks) -------------------------------------------------------
     Misconception(
@@ -431,8 +426,73 @@ CATALOGUE = (
         "When one row of the batch emits EOS, are the other rows finished too?",
     ),
     # ---- lesson 00: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    Misconception(
+        "elementwise_product",
+        "an elementwise product, (q * k).sum(-1), compares query i with key i only: it crashes when q_len != k_len "
+        "and returns only the diagonal when they are equal; every query must meet every key",
+        "00 · Try it: dot-product scores",
+        "How many numbers should one query produce: one, or one per key?",
+    ),
     # ---- end of lesson 00's new entries ----
     # ---- lesson 01: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    Misconception(
+        "global_max_shift",
+        "the maximum of the whole array was subtracted, not each slice's: a slice far below it underflows to 0 / 0",
+        _SOFTMAX,
+        "Which maximum keeps every slice's largest exponent at exactly 0: the whole array's, or the slice's own?",
+    ),
+    Misconception(
+        "keepdims_missing",
+        "the sum (or the maximum) lost its axis (no keepdims=True), so it broadcasts against the wrong axis of x",
+        _SOFTMAX,
+        "What shape does x.sum(axis=axis) have, and how does NumPy line it up with x?",
+    ),
+    Misconception(
+        "transpose_all_axes",
+        "K.T reverses every axis of a batched array: transpose only the last two, np.swapaxes(K, -1, -2)",
+        "01 · Build it: the scores",
+        "What shape does K.T have when K is (2, 5, 4)?",
+    ),
+    Misconception(
+        "output_uses_scores",
+        "the output blends V with the scores, not the weights: apply the softmax first, then weights @ V",
+        "01 · Build it: attention in one function",
+        "Do the rows you multiply V by sum to 1?",
+    ),
+    Misconception(
+        "keys_with_query_projection",
+        "the keys were projected with W_q: each token's key comes from its own matrix, K = X @ W_k",
+        _SHARED,
+        "Which matrix turns a token into its key?",
+    ),
+    Misconception(
+        "equivariance_exact_equality",
+        "== (or np.array_equal) on floats: the same sums in another order differ in the last bits; compare with "
+        "np.allclose",
+        _ORDER,
+        "Would two sums of the same numbers, added in a different order, always agree to the last bit?",
+    ),
+    Misconception(
+        "heatmap_read_by_column",
+        "a column was read as a query: rows are queries, columns keys, so each query's strongest key is the "
+        "largest entry of its row",
+        "01 · Look at the weights",
+        "Which axis of weights has one entry per query?",
+    ),
+    Misconception(
+        "shared_matrix_equal_norms",
+        "every token still prefers itself: with one shared matrix, token i prefers i + 1 only if i + 1's vector is "
+        "longer and close enough in direction (Cauchy–Schwarz)",
+        _SHARED,
+        "With W_q = W_k, compare z_i · z_i with z_i · z_(i+1) when both rows have length 1.",
+    ),
+    Misconception(
+        "shared_matrix_overshoot",
+        "the lengths grow too fast: a token's score for a key two steps ahead beats the next one, so it jumps past "
+        "its neighbour",
+        "01 · Exercise 2 · When can one shared matrix look ahead?",
+        "Compare row 0's scores for keys 1 and 2: which wins, and why?",
+    ),
     # ---- end of lesson 01's new entries ----
     # ---- lesson 02: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
     # ---- end of lesson 02's new entries ----
