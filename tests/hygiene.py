@@ -45,8 +45,9 @@ LESSON_HEADINGS = [
     "## Summary",
     "## Next",
 ]
-# 00_start_here is the first lesson: nothing to recap. It keeps every other heading of the anatomy.
-START_HERE_HEADINGS = [h for h in LESSON_HEADINGS if h != "## Recap"]
+# 00_start_here is the first lesson: nothing to recap, and its one exercise is on the main path ("## Try it: ..."),
+# so no "## Exercises" section (issue 20). It keeps every other heading of the anatomy.
+START_HERE_HEADINGS = [h for h in LESSON_HEADINGS if h not in ("## Recap", "## Exercises")]
 SOLUTION_HEADINGS = ["## Setup"]  # solutions: the setup, then the exercises (same headings as the lesson)
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
 WIDGET_FALLBACK_CELLS = 3
@@ -198,7 +199,7 @@ def check_headings(path: Path) -> list[str]:
             if exercises != expected:
                 problems.append(f"{path.name}: exercise headings {exercises} differ from the lesson's {expected}")
     else:
-        needed = 1 if path.name.startswith("00_") else 2
+        needed = 0 if path.name.startswith("00_") else 2
         if len(exercises) < needed:
             problems.append(f"{path.name}: {len(exercises)} '### Exercise' heading(s), at least {needed} expected")
     return problems

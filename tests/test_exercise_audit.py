@@ -89,7 +89,7 @@ def test_the_command_line(capsys):
     out = capsys.readouterr().out
     assert out.startswith("1 exercises: 3 of 3 correct variants accepted") and "00.dot_scores" in out
     assert audit.main(["--lesson", "00", "--markdown"]) == 0
-    assert "| `00.dot_scores` | 3 of 3 | 1 of 1: scores_transposed |" in capsys.readouterr().out
+    assert "| `00.dot_scores` | 3 of 3 | 2 of 2: scores_transposed, elementwise_product |" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         audit.main(["--lesson", "42"])
 

@@ -159,12 +159,15 @@ def test_registry_order_and_for_lesson():
     lessons = [e.lesson for e in exercises.EXERCISES.values()]
     assert lessons == sorted(lessons)
     assert [e.id for e in exercises.for_lesson("01")] == [
-        "01.softmax_along",
         "01.by_hand_new_query",
-        "01.attention_with_temperature",
+        "01.attention_scores",
+        "01.softmax_along",
+        "01.attend",
         "01.self_attention",
-        "01.score_scale",
         "01.is_permutation_equivariant",
+        "01.strongest_key",
+        "01.score_scale",
+        "01.shared_next_token_matrix",
     ]
     assert exercises.for_lesson("99") == []
     for e in exercises.EXERCISES.values():
@@ -277,8 +280,8 @@ def test_known_delegation_holes_are_closed(capsys, log):
     cases = [
         ("01.softmax_along", "return numpy_attention.softmax(args[0], args[1])", {"numpy_attention": numpy_attention}),
         (
-            "01.attention_with_temperature",
-            "Q, K, V, t = args\nreturn numpy_attention.scaled_dot_product_attention(Q / t, K, V)",
+            "01.attend",
+            "Q, K, V = args\nreturn numpy_attention.scaled_dot_product_attention(Q, K, V)",
             {"numpy_attention": numpy_attention},
         ),
         (

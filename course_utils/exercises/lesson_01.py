@@ -596,7 +596,10 @@ def next_token_choices(make_matrix):
 
     Raises :class:`AnswerRefused` when the matrix is not (4, d) with d >= 2.
     """
-    W = np.asarray(make_matrix(), dtype=float)
+    W = make_matrix()
+    if W is None:
+        raise TypeError("shared_next_token_matrix returned None")  # the engine asks about a missing `return`
+    W = np.asarray(W, dtype=float)
     if W.ndim != 2 or W.shape[0] != 4 or W.shape[1] < 2:
         raise AnswerRefused(
             f"W must have shape (4, d) with d >= 2 (one row per token), and yours has shape {W.shape}."
