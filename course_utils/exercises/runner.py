@@ -56,6 +56,7 @@ __all__ = [
     "Probe",
     "is_stub",
     "stub_methods",
+    "own_codes",
     "raises_only_not_implemented",
     "student_line",
     "PACKAGE_DIR",
@@ -266,14 +267,20 @@ class HelperRecorder:
     ``course_utils`` module (not the exercise engine) that returned while active; ``called`` holds the
     names of forbidden code objects that ran. Install it with ``with recorder:`` around the whole check;
     :class:`Probe` switches ``active`` on only while the student's own function runs.
+
+    ``opaque`` holds the ``id`` of code objects (the functions and methods earlier checks handed back) are black boxes:
+    nothing they return, and nothing that runs inside them, is recorded, so an answer that builds on an
+    earlier exercise's function is never taken for delegation.
     """
 
-    def __init__(self, forbidden: dict | None = None, limit: int = 20_000):
+    def __init__(self, forbidden: dict | None = None, limit: int = 20_000, opaque=frozenset()):
         self.forbidden = forbidden or {}  # code object -> readable name
+        self.opaque = opaque
         self.returns: list = []
         self.called: list = []
         self.active = False
         self.limit = limit
+        self.inside_opaque = 0  # depth of calls into opaque code on the stack
         self._modules: dict = {}
         self._previous = None
 
@@ -284,6 +291,14 @@ class HelperRecorder:
 
     def _profile(self, frame, event, arg):
         if not self.active:
+            return
+        if self.opaque and id(frame.f_code) in self.opaque:
+            if event == "call":
+                self.inside_opaque += 1
+            elif event == "return":
+                self.inside_opaque = max(0, self.inside_opaque - 1)
+            return
+        if self.inside_opaque:
             return
         if event == "call":
             name = self.forbidden.get(frame.f_code)
@@ -310,6 +325,7 @@ class Probe:
 
     def __init__(self, fn, recorder: HelperRecorder | None = None):
         self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "answer")  # a driver may name the class it builds
         self.recorder = recorder
         self.returned_none = False
         self.calls: list = []  # (index of the first helper return recorded during the call, end index, result)
@@ -319,6 +335,7 @@ class Probe:
         start = len(recorder.returns) if recorder is not None else 0
         if recorder is not None:
             recorder.active = True
+            recorder.inside_opaque = 0
         try:
             result = self.fn(*args, **kwargs)
         finally:
@@ -388,6 +405,26 @@ def _function_is_stub(fn) -> bool:
         return False
     says = _source_says_stub(fn)
     return _bytecode_says_stub(code) if says is None else says
+
+
+def own_codes(answer) -> set:
+    """The code objects of a function, or of every method a class and its bases define (up to ``nn.Module``)."""
+    codes = set()
+    if inspect.isclass(answer):
+        for cls in answer.__mro__:
+            if cls is object or f"{cls.__module__}.{cls.__qualname__}" == "torch.nn.modules.module.Module":
+                break
+            for value in vars(cls).values():
+                value = getattr(value, "__func__", value)  # staticmethod, classmethod
+                code = getattr(value, "__code__", None)
+                if code is not None:
+                    codes.add(code)
+        return codes
+    fn = getattr(answer, "__func__", answer)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        codes.add(code)
+    return codes
 
 
 def stub_methods(cls) -> list[str]:
