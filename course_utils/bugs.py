@@ -71,7 +71,9 @@ def _load(name: str):
 
 def __getattr__(name: str):
     if name not in ZOO:
-        raise AttributeError(f"module 'course_utils.bugs' has no attribute {name!r}; the bug zoo has: {', '.join(__all__)}")
+        raise AttributeError(
+            f"module 'course_utils.bugs' has no attribute {name!r}; the bug zoo has: {', '.join(__all__)}"
+        )
     if name not in _loaded:
         _loaded[name] = _load(name)
     return _loaded[name]

@@ -23,11 +23,10 @@ and hints live in :mod:`course_utils.exercises`; the check cell shows no solutio
 from __future__ import annotations
 
 from course_utils import exercises
-from course_utils.exercises import engine
+from course_utils.exercises import engine, patches
 from course_utils.exercises import hints as hint_book
 from course_utils.exercises import log as check_log
 from course_utils.exercises import misconceptions as catalogue
-from course_utils.exercises import patches
 from course_utils.exercises.compare import compare, safe_repr, type_name
 from course_utils.exercises.predictions import judge_prediction
 
@@ -166,11 +165,11 @@ def report(*exercise_ids, subject: str = "This model") -> dict:
         if status == "passed":
             continue
         if status is None:
-            why = f"its check has not run in this kernel: run the cell with checks.check(\"{ex.id}\", ...)"
+            why = f'its check has not run in this kernel: run the cell with checks.check("{ex.id}", ...)'
         elif status == "not_attempted":
-            why = f"yours is not written yet: checks.check(\"{ex.id}\", ...)"
+            why = f'yours is not written yet: checks.check("{ex.id}", ...)'
         else:
-            why = f"yours has not passed yet: checks.check(\"{ex.id}\", ...)"
+            why = f'yours has not passed yet: checks.check("{ex.id}", ...)'
         course.append(f"the course's {ex.noun} ({why})")
     if not course:
         line = f"{subject} runs {_listed(yours)}: all of it is your code."
@@ -201,7 +200,9 @@ def buggy(exercise_id, misconception_id):
     """
     exercise = exercises.get(exercise_id)
     if not isinstance(misconception_id, str):
-        raise TypeError(f"misconception_id must be a string like 'softmax_wrong_axis' but is {type_name(misconception_id)}")
+        raise TypeError(
+            f"misconception_id must be a string like 'softmax_wrong_axis' but is {type_name(misconception_id)}"
+        )
     fits = engine.fitting_misconceptions(exercise)
     for fit in fits:
         if misconception_id == fit.id or misconception_id in fit.same_as:
@@ -210,9 +211,7 @@ def buggy(exercise_id, misconception_id):
             # a patch that behaves exactly like this fit: its own patched reference
             return patches.patched(exercise.reference, catalogue.get(misconception_id).patch)
     names = ", ".join(sorted({f.id for f in fits} | {m for f in fits for m in f.same_as})) or "none"
-    raise ValueError(
-        f"misconception_id {misconception_id!r} does not fit {exercise.id}; the ones that fit: {names}"
-    )
+    raise ValueError(f"misconception_id {misconception_id!r} does not fit {exercise.id}; the ones that fit: {names}")
 
 
 def demonstrate(exercise_id, answer, *, time_limit: float | None = None) -> None:

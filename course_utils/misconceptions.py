@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from course_utils import bugs
 
-__all__ = ["forward_softmax_wrong_axis", "softmax_along_wrong_axis"]
+__all__ = ["forward_softmax_wrong_axis", "softmax_along_wrong_axis"]  # noqa: F822 (resolved by __getattr__)
 
 
 def __getattr__(name: str):

@@ -326,7 +326,9 @@ def test_two_predictions_in_one_cell_each_get_their_line(capsys):
         'checks.predict("01.score_variance_d64", prediction_mixed)\n'
     )
     nb = {
-        "cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": source, "outputs": [], "execution_count": 1}],
+        "cells": [
+            {"cell_type": "code", "id": "c1", "metadata": {}, "source": source, "outputs": [], "execution_count": 1}
+        ],
         "metadata": {},
         "nbformat": 4,
         "nbformat_minor": 5,

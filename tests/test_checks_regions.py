@@ -28,7 +28,11 @@ def fresh_kernel():
 
 
 def _rows():
-    return [Case((np.arange(6.0).reshape(2, 3),)), Case((np.linspace(-2, 2, 20).reshape(4, 5),), "negative scores")]
+    return [
+        Case((np.arange(6.0).reshape(2, 3),)),
+        Case((np.linspace(-2, 2, 20).reshape(4, 5),), "negative scores"),
+        Case((cases.large_scores((3, 4), 0),), "scores in the thousands"),
+    ]
 
 
 def normalise(x):  # exercise A's reference: goes through a public course helper
@@ -214,9 +218,7 @@ def _module_cases():
     return [Case((course, (3, 5), (x,)), "batch 2, length 4")]
 
 
-SCALED = Exercise(
-    id="98.scaled", section="98 · x", make_cases=_module_cases, reference=Scaled, driver=cases.run_module
-)
+SCALED = Exercise(id="98.scaled", section="98 · x", make_cases=_module_cases, reference=Scaled, driver=cases.run_module)
 
 
 def test_a_right_class_with_its_own_internals_passes():
@@ -349,3 +351,20 @@ def test_a_pen_and_paper_answer_in_lists_passes_and_is_judged_by_value(capsys):
     out = capsys.readouterr().out
     assert "weights: 1 of 3 entries differ; first at index (0,): off by 0.09965 (too low)" in out
     assert "0.882" not in out  # reveal=False: how far off, never the value
+
+
+def test_the_audit_fails_a_declared_misconception_that_does_not_fit():
+    from course_utils.exercises import audit
+
+    declared = Exercise(
+        id="98.normalise_declared",
+        section="98 · x",
+        make_cases=_rows,
+        reference=normalise,
+        variants=(normalise, lambda x: numpy_attention.softmax(x, -1)),
+        misconceptions=("softmax_no_max_shift", "mask_inverted"),
+    )
+    row = audit.audit_exercise(declared)
+    named = {m[0]: m[1] for m in row.misconceptions}
+    assert named["softmax_no_max_shift"] is True  # derived from the catalogue's patch
+    assert named["mask_inverted"] is False and not row.clean

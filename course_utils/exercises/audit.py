@@ -152,7 +152,12 @@ def _calling_forbidden(spec, reference):
 
 
 def audit_exercise(exercise) -> AuditRow:
-    """Run the three audits on one exercise."""
+    """Run the three audits on one exercise, as in a kernel where no other check has run."""
+    with engine.as_in_a_fresh_kernel():
+        return _audit_exercise(exercise)
+
+
+def _audit_exercise(exercise) -> AuditRow:
     row = AuditRow(exercise.id)
     for variant in exercise.variants:
         verdict = _quiet(engine.judge, exercise, variant)

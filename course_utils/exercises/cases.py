@@ -263,8 +263,11 @@ def state_dict_problem(error, name: str = "your module") -> str | None:
         elif line.startswith("Unexpected key(s)"):
             unexpected += _KEYS.findall(line)
         elif line.startswith("size mismatch for "):
-            match = re.match(r"size mismatch for (\S+): copying a param with shape (.+?) from checkpoint, "
-                             r"the shape in current model is (.+?)\.?$", line)
+            match = re.match(
+                r"size mismatch for (\S+): copying a param with shape (.+?) from checkpoint, "
+                r"the shape in current model is (.+?)\.?$",
+                line,
+            )
             if match:
                 key, theirs, yours = match.groups()
                 shapes.append(f"`{key}` is {_shape_words(yours)} in yours and {_shape_words(theirs)} in the course's")
@@ -274,7 +277,9 @@ def state_dict_problem(error, name: str = "your module") -> str | None:
     if missing:
         parts.append(f"it has {_keys_words(missing)}, which the course's module has not")
     if missing or unexpected:
-        head = f"{name}'s parameters are not named like the course's, so the course's weights cannot be loaded into it: "
+        head = (
+            f"{name}'s parameters are not named like the course's, so the course's weights cannot be loaded into it: "
+        )
         tail = ". Name the layers as the stub's docstring does."
     else:
         head = f"{name}'s parameters have other shapes than the course's: "

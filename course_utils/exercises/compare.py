@@ -147,7 +147,9 @@ def _plain_numbers(x, depth: int = 0) -> bool:
     if depth > 8 or not isinstance(x, (tuple, list)) or not x:
         return False
     return all(
-        _plain_numbers(item, depth + 1) if isinstance(item, (tuple, list)) else isinstance(item, (int, float, np.generic))
+        _plain_numbers(item, depth + 1)
+        if isinstance(item, (tuple, list))
+        else isinstance(item, (int, float, np.generic))
         for item in x
     )
 

@@ -27,6 +27,7 @@ Introduced in notebooks/00_start_here.ipynb.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import re
@@ -70,6 +71,7 @@ __all__ = [
     "last_status",
     "handed_back_codes",
     "forget_checks",
+    "as_in_a_fresh_kernel",
     "DEFAULT_TIME_LIMIT_S",
 ]
 
@@ -153,6 +155,19 @@ def forget_checks() -> None:
     """Forget every verdict and handed-back callable (a fresh kernel)."""
     _LAST_STATUS.clear()
     _HANDED_BACK.clear()
+
+
+@contextlib.contextmanager
+def as_in_a_fresh_kernel():
+    """Judge as if no check had run in this process (the audit), then restore what earlier checks recorded."""
+    saved = dict(_LAST_STATUS), dict(_HANDED_BACK)
+    forget_checks()
+    try:
+        yield
+    finally:
+        forget_checks()
+        _LAST_STATUS.update(saved[0])
+        _HANDED_BACK.update(saved[1])
 
 
 # ---------------------------------------------------------------------------------------------

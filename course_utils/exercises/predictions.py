@@ -238,7 +238,9 @@ def _judge_set(prediction, value):
         return PredictionVerdict("right", f"✅ Right: {_set_words(answer)}.")
     known = _known(prediction, lambda v: _as_int_set(v) == given)
     if known is not None:
-        return PredictionVerdict("wrong", f"❌ {_set_words(given)} is {known.why}. Run the next cell and see.", known.id)
+        return PredictionVerdict(
+            "wrong", f"❌ {_set_words(given)} is {known.why}. Run the next cell and see.", known.id
+        )
     missing, extra = len(answer - given), len(given - answer)
     parts = []
     if missing:
