@@ -149,7 +149,7 @@ def report(*exercise_ids, subject: str = "This model") -> dict:
     dict
         Exercise id -> True when the student's code runs, False when the course's does.
 
-    Introduced in notebooks/07_seq2seq_attention.ipynb.
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
     if not exercise_ids:
         raise TypeError("report needs at least one exercise id, like checks.report('07.encoder', '07.decoder_step')")

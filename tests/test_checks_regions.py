@@ -368,3 +368,24 @@ def test_the_audit_fails_a_declared_misconception_that_does_not_fit():
     named = {m[0]: m[1] for m in row.misconceptions}
     assert named["softmax_no_max_shift"] is True  # derived from the catalogue's patch
     assert named["mask_inverted"] is False and not row.clean
+
+
+def test_the_first_hint_after_a_state_dict_mismatch_points_at_names_and_sizes():
+    from course_utils.exercises import hints
+
+    detail = engine.judge(SCALED, _renamed_class()).detail
+    assert "Your module's parameters must be named and shaped as the stub's docstring says" in hints.reaction(
+        "wrong", None, detail
+    )
+
+
+def _renamed_class():
+    class Renamed(torch.nn.Module):
+        def __init__(self, d_in, d_out):
+            super().__init__()
+            self.linear = torch.nn.Linear(d_in, d_out)
+
+        def forward(self, x):
+            return 2 * self.linear(x)
+
+    return Renamed
