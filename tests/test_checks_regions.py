@@ -389,3 +389,52 @@ def _renamed_class():
             return 2 * self.linear(x)
 
     return Renamed
+
+
+def test_a_class_with_a_given_method_outside_the_regions_is_not_attempted_until_a_region_is_written():
+    class Course(torch.nn.Module):
+        def __init__(self, d_in, d_out):
+            super().__init__()
+            self.proj = torch.nn.Linear(d_in, d_out)
+
+        def forward(self, x):
+            return self.double(self.proj(x))
+
+        def double(self, y):  # outside the regions: the student edition keeps it whole
+            return 2 * y
+
+    class Stub(torch.nn.Module):
+        def __init__(self, d_in, d_out):
+            super().__init__()
+            ...
+
+        def forward(self, x): ...
+
+        def double(self, y):  # outside the regions: the student edition keeps it whole
+            return 2 * y
+
+    class Started(Stub):
+        def __init__(self, d_in, d_out):
+            super().__init__(d_in, d_out)
+            self.proj = torch.nn.Linear(d_in, d_out)
+
+        def forward(self, x): ...
+
+        def double(self, y):
+            return 2 * y
+
+    class Changed(Stub):
+        def __init__(self, d_in, d_out): ...
+
+        def forward(self, x): ...
+
+        def double(self, y):
+            return 3 * y
+
+    exercise = Exercise(
+        id="98.given_method", section="s", make_cases=_module_cases, reference=Course, driver=cases.run_module
+    )
+    assert runner.is_stub(Stub, Course) and not runner.is_stub(Stub)
+    assert engine.judge(exercise, Stub).status == "not_attempted"
+    assert not runner.is_stub(Started, Course)
+    assert not runner.is_stub(Changed, Course)

@@ -655,7 +655,7 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
     name = exercise.title
     limit = time_limit_s if time_limit_s is not None else (exercise.time_limit or DEFAULT_TIME_LIMIT_S)
     hint_call = f'checks.hint("{exercise.id}")'
-    if is_stub(answer):
+    if is_stub(answer, exercise.reference):
         return Verdict(
             "not_attempted",
             f"{name}: not attempted yet. Write your code in place of the `...` and run the cell again "
