@@ -26,6 +26,7 @@ name                                   the mistake
 ``dot_scores_transposed(q, k)``        ``k @ q.T``: keys as rows (00)
 ``softmax_along_no_max_shift(x, axis)``  exponentials of the raw scores, no maximum subtracted (01)
 ``softmax_along_wrong_axis(x, axis)``  normalises another axis than the one asked for (01)
+``softmax_global_max(x, axis)``        ``x - x.max()``: the whole array's maximum, a slice far below it gives 0 / 0 (01)
 ``masked_softmax_fill_1e9(s, mask)``   ``masked_fill(~mask, -1e9)``: a row with no key gets uniform weights (02)
 ``masked_softmax_fill_inf(s, mask)``   ``masked_fill(~mask, -inf)``: a row with no key gets NaN (02)
 ``forward_keys_split_with_query_length(mha, query, key, value)``  keys split with the query's length (04)
@@ -43,6 +44,7 @@ ZOO: dict[str, tuple[str, str]] = {
     "dot_scores_transposed": ("lesson_00", "dot_scores_transposed"),
     "softmax_along_no_max_shift": ("01.softmax_along", "softmax_no_max_shift"),
     "softmax_along_wrong_axis": ("01.softmax_along", "softmax_wrong_axis"),
+    "softmax_global_max": ("lesson_01", "softmax_global_max"),
     "masked_softmax_fill_1e9": ("lesson_02", "masked_softmax_fill_1e9"),
     "masked_softmax_fill_inf": ("lesson_02", "masked_softmax_fill_inf"),
     "forward_keys_split_with_query_length": ("lesson_04", "forward_keys_split_with_query_length"),

@@ -230,6 +230,7 @@ SOFTMAX_ALONG = Exercise(
     reference=softmax_along,
     variants=(softmax_along_shifted, softmax_along_log_space, softmax_along_moved_axis),
     buggy={"global_max_shift": softmax_global_max, "keepdims_missing": softmax_along_without_keepdims},
+    misconceptions=("softmax_wrong_axis", "softmax_no_max_shift"),
     hints=(
         "What can you subtract from every score of a slice without changing its softmax, so that no exp overflows?",
         "Subtract each slice's own maximum along `axis` (not the whole array's) and keep the reduced axis, "
@@ -295,6 +296,7 @@ ATTEND = Exercise(
     reference=attend,
     variants=(attend_inline, attend_einsum),
     buggy={"output_uses_scores": attend_output_from_scores, "transpose_all_axes": attend_all_axes_transposed},
+    misconceptions=("softmax_wrong_axis", "softmax_no_max_shift", "no_scaling", "scaled_by_d_head"),
     hints=(
         "Along which axis must each query's weights sum to 1, and what do the weights then multiply?",
         "The weights are the softmax of the scores over the keys (the last axis); each output row is a weighted "
@@ -379,6 +381,7 @@ SELF_ATTENTION = Exercise(
         "scaled_by_sqrt_d_model": self_attention_scaled_by_sqrt_d_model,
         "keys_with_query_projection": self_attention_keys_from_w_q,
     },
+    misconceptions=("softmax_wrong_axis", "softmax_no_max_shift", "no_scaling", "scaled_by_d_head"),
     hints=(
         "In self-attention, where do the queries, the keys and the values come from, and which matrix makes each?",
         "Project X three times, Q = X W_q, K = X W_k, V = X W_v, then attend with them; the scale is the width of a "
