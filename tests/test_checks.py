@@ -55,7 +55,7 @@ def test_wrong_answer_names_the_case_by_its_inputs(capsys):
 def test_a_misconception_is_named_with_its_section(capsys):
     out = run(lambda q, k: k @ q.T, capsys)
     assert "It looks like a known mistake: the scores are transposed" in out
-    assert "Re-read «00 · Exercise 1 · dot-product scores»" in out
+    assert "Re-read «00 · Try it: dot-product scores»" in out
 
 
 def test_a_partial_match_is_reported_as_such(capsys):
@@ -67,10 +67,10 @@ def test_a_partial_match_is_reported_as_such(capsys):
     checks.check("01.softmax_along", softmax_along)
     out = capsys.readouterr().out
     assert (
-        "On case 3 of 4 (x (3, 2), axis=0: down the columns) your answer matches a known mistake: softmax over the wrong axis"
+        "On case 3 of 5 (x (3, 2), axis=0: down the columns) your answer matches a known mistake: softmax over the wrong axis"
         in out
     )
-    assert "case 4 of 4 (x (2, 3, 4), axis=1" in out and "it does not, so check that part too" in out
+    assert "On case 2 of 5 (x (2, 3), axis=-1" in out and "it does not, so check that part too" in out
 
 
 def test_one_of_two_outputs_matching_a_misconception_is_named_on_that_output(capsys):

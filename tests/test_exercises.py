@@ -12,9 +12,11 @@ tests/test_exercise_audit.py.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import linecache
 import re
+import sys
 import types
 from pathlib import Path
 
@@ -27,9 +29,21 @@ REPO = Path(__file__).resolve().parents[1]
 CHECK_CALL = re.compile(r'checks\.check\(\s*"(?P<id>\d\d\.\w+)",\s*(?P<fn>\w+)\s*(?P<rest>[,)])')
 
 
-def _code_cells(path: Path) -> list[str]:
+def _code_cells(path: Path, *, student: bool = False) -> list[str]:
     nb = json.loads(path.read_text(encoding="utf-8"))
+    if student:  # the lesson's stubs are in its student edition (the instructor edition holds the solutions)
+        nb = _editions().student_edition(nb, str(path))
     return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _editions():
+    spec = importlib.util.spec_from_file_location("course_scripts_editions", REPO / "scripts" / "editions.py")
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
 
 
 def _lesson_checks() -> list[tuple[str, str, Path]]:
@@ -55,7 +69,7 @@ def _compile(source: str, filename: str, namespace: dict) -> None:
 def _defs_and_imports(path: Path, tag: str) -> dict:
     """Run only the imports and the function definitions of a notebook's code cells."""
     namespace: dict = {}
-    for k, source in enumerate(_code_cells(path)):
+    for k, source in enumerate(_code_cells(path, student=tag == "lesson")):
         try:
             tree = ast.parse(source)
         except SyntaxError:

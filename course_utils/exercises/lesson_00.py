@@ -79,10 +79,9 @@ PREDICTIONS = [
         answer=(5, 7),
         section="00 · Shapes first",
         known_wrong=(
-            KnownWrong((7, 5), "scores_transposed", "the transpose: one row per query (5), one column per key (7)"),
+            KnownWrong((7, 5), "scores_transposed", "the transpose: rows are queries, columns keys"),
             KnownWrong((5, 8), "kept_feature_axis", "q's own shape: the dot product sums the feature axis away"),
             KnownWrong((8, 8), "feature_by_feature", "features by features: the table counts queries and keys"),
-            KnownWrong((5, 7, 8), "kept_products", "the products before they are summed: one number per pair"),
         ),
     ),
 ]

@@ -92,7 +92,7 @@ BY_HAND_NEW_QUERY = Exercise(
     variants=(by_hand_new_query_rounded, by_hand_new_query_pure_python),
     buggy={"no_scaling": by_hand_new_query_unscaled, "scaled_by_d_head": by_hand_new_query_by_d_head},
     hints=(
-        "What are the three dot products of [2, -1] with the keys [2, 0], [0, 2] and [1, 1], and what do you divide "
+        "What are the three dot products of the query with the worked example's three keys, and what do you divide "
         "them by?",
         "Weights: exp(s_j) over the sum of the three exps; a negative score just gets a small weight. Output: each "
         "weight times its value row, added up, one number per column of V.",
@@ -681,7 +681,7 @@ PREDICTIONS = [
         section=_SOFTMAX_SECTION,
         known_wrong=(
             KnownWrong("weights", "overflow_unseen", "what the formula means; exp(1000) overflows to inf first"),
-            KnownWrong("inf", "inf_over_inf", "what np.exp(1000) gives; the division inf / inf that follows is no number"),
+            KnownWrong("inf", "inf_over_inf", "what np.exp(1000) gives; a division of inf by inf comes after it"),
             KnownWrong("zeros", "underflow", "what very negative scores give (their exp underflows to 0), not large ones"),
         ),
     ),
@@ -696,9 +696,9 @@ PREDICTIONS = [
             KnownWrong(
                 "1, 0, 0",
                 "overflow_unseen",
-                "the right weights, but exp(1e4) is inf: inf / inf is nan, while a finite number over inf is 0",
+                "the right weights, but exp(1e4) overflows first, and the division then runs on inf",
             ),
-            KnownWrong("nan, nan, nan", "all_nan", "what happens when every exp overflows; here only the winner's does"),
+            KnownWrong("nan, nan, nan", "all_nan", "what happens when every exp overflows; here not every one does"),
         ),
     ),
     Prediction(
@@ -720,7 +720,7 @@ PREDICTIONS = [
         answer=(2, 4, 6),
         section="01 · Build it: attention in one function",
         known_wrong=(
-            KnownWrong((2, 6, 4), "scores_transposed", "the transpose: rows are queries (4), columns keys (6)"),
+            KnownWrong((2, 6, 4), "scores_transposed", "the transpose: rows are queries, columns keys"),
             KnownWrong((2, 4, 8), "weights_per_feature", "one weight per feature: there is one weight per (query, key)"),
             KnownWrong((2, 4, 5), "weights_as_output", "the output's shape: the weights come before V"),
         ),
@@ -746,8 +746,8 @@ PREDICTIONS = [
         choices=("yes", "no"),
         section="01 · Why learned, separate W_q, W_k, W_v",
         known_wrong=(
-            KnownWrong("yes", "weights_inherit_symmetry", "true of the scores, but each row of weights is divided by "
-                       "its own sum"),
+            KnownWrong("yes", "weights_inherit_symmetry", "true of the scores; look at what each row of weights is divided "
+                       "by"),
         ),
     ),
     Prediction(
@@ -759,10 +759,10 @@ PREDICTIONS = [
         choices=("none", "all", "the shuffled positions"),
         section="01 · Does attention see the order?",
         known_wrong=(
-            KnownWrong("all", "order_matters", "what a model that reads positions would do; each value travels with "
-                       "its key, and a weighted sum ignores the order of its terms"),
-            KnownWrong("the shuffled positions", "order_matters_moved", "what would happen if the queries moved too; each "
-                       "value travels with its key, and a weighted sum ignores the order of its terms"),
+            KnownWrong("all", "order_matters", "what a model that reads positions would do; look at what travels "
+                       "with each key"),
+            KnownWrong("the shuffled positions", "order_matters_moved", "what would happen if the outputs followed the keys; "
+                       "look at what travels with each key"),
         ),
     ),
     Prediction(
@@ -774,9 +774,9 @@ PREDICTIONS = [
         section=_SCALE_SECTION,
         known_wrong=(
             KnownWrong(8, "std_not_variance", "the standard deviation, √64; the variance is its square"),
-            KnownWrong(1, "variance_after_scaling", "the variance after dividing by √d_head; before it, the 64 "
-                       "products' variances add up"),
-            KnownWrong(4096, "variance_squared", "64²: the variances of the 64 products add, they do not multiply"),
+            KnownWrong(1, "variance_after_scaling", "the variance after dividing by √d_head; before it, look at how "
+                       "the 64 products' variances combine"),
+            KnownWrong(4096, "variance_squared", "64²: look again at how the variances of independent terms combine"),
         ),
     ),
     Prediction(
@@ -787,9 +787,9 @@ PREDICTIONS = [
         rtol=0.1,
         section=_SCALE_SECTION,
         known_wrong=(
-            KnownWrong(8, "divided_variance_by_std", "64 / 8: dividing q · k by 8 divides its variance by 8² = 64"),
-            KnownWrong(0.125, "divided_twice", "1 / 8: dividing q · k by 8 divides its variance by 8² = 64, "
-                       "and 64 / 64 = 1"),
+            KnownWrong(8, "divided_variance_by_std", "64 / 8; dividing q · k by 8 divides its variance by 8², not by 8"),
+            KnownWrong(0.125, "divided_twice", "1 / 8, a division too many: dividing q · k by 8 divides its variance "
+                       "by 8²; start from Var(q · k)"),
             KnownWrong(64, "variance_unscaled", "the variance before dividing"),
         ),
     ),
@@ -815,10 +815,10 @@ PREDICTIONS = [
         section="01 · Explore: d_head and temperature",
         known_wrong=(
             KnownWrong(8, "temperature_inverted", "the factor the scores grow by; a temperature divides the scores, "
-                       "so growing them 8-fold is T = 1/8"),
-            KnownWrong(64, "temperature_is_d_head", "d_head itself; the scale is its square root, 8, and a "
-                       "temperature divides: T = 1/8"),
-            KnownWrong(0.015625, "temperature_is_one_over_d_head", "1/64; the scale is sqrt(d_head) = 8, not d_head"),
+                       "so look for the T that makes them 8 times larger"),
+            KnownWrong(64, "temperature_is_d_head", "d_head itself; the scale is its square root, and a temperature "
+                       "divides the scores"),
+            KnownWrong(0.015625, "temperature_is_one_over_d_head", "1/d_head; the scale is sqrt(d_head), not d_head"),
         ),
     ),
 ]

@@ -484,7 +484,7 @@ CATALOGUE = (
         "every token still prefers itself: with one shared matrix, token i prefers i + 1 only if i + 1's vector is "
         "longer and close enough in direction (Cauchy–Schwarz)",
         _SHARED,
-        "With W_q = W_k, compare z_i · z_i with z_i · z_(i+1) when both rows have length 1.",
+        "With W_q = W_k and both rows of length 1, which is larger: z_i · z_i or z_i · z_(i+1)?",
     ),
     Misconception(
         "shared_matrix_overshoot",
