@@ -183,6 +183,7 @@ def _saturation_holds(m) -> bool:
         all(b > a for a, b in zip(unscaled, unscaled[1:]))
         and unscaled[-1] > 0.9
         and max(m["max_weight_scaled"]) < 0.3
+        and all(b < a for a, b in zip(m["sensitivity_unscaled"], m["sensitivity_unscaled"][1:]))
         and m["sensitivity_unscaled"][-1] < 0.25 * m["sensitivity_scaled"][-1]
         and max(m["sensitivity_scaled"]) - min(m["sensitivity_scaled"]) < 0.05
     )
@@ -219,7 +220,8 @@ CLAIMS = [
         name="01.saturation",
         lesson="01",
         text="without the scale the softmax saturates as d_head grows (mean largest weight rising to above 0.9 at "
-        "1024) and its sensitivity 1 - Σ p² fades (below a quarter of the scaled one); with the scale, the only "
+        "1024) and its sensitivity 1 - Σ p² falls at every d_head (to below a quarter of the scaled one); with the "
+        "scale, the only "
         "change, both stay flat (largest weight below 0.3, sensitivity within 0.05)",
         source=_SCALE,
         uses=(score_scaling,),
