@@ -88,6 +88,7 @@ PADDING_MASK = Exercise(
     reference=padding_mask,
     variants=(padding_mask_compare, padding_mask_loop, padding_mask_stacked),
     buggy={"mask_not_bool": padding_mask_ints, "padding_mask_transposed": padding_mask_transposed},
+    misconceptions=("mask_inverted", "padding_off_by_one"),
     hints=(
         "Write the row of a sequence of length 3 padded to 5 by hand. Which comparison between a position j and "
         "the length gives it?",
@@ -135,6 +136,7 @@ CAUSAL_MASK = Exercise(
     reference=causal_mask,
     variants=(causal_mask_tril, causal_mask_positions, causal_mask_not_future, causal_mask_loop),
     buggy={"mask_not_bool": causal_mask_floats},
+    misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted"),
     hints=(
         "Write the 4 × 4 table by hand: which cells of row 2 (query 2) are True?",
         "Query i may read key j when j <= i: the lower triangle, diagonal included, as a boolean tensor "
@@ -253,6 +255,7 @@ MASKED_SOFTMAX = Exercise(
         "mask_after_softmax": masked_softmax_after,
         "empty_row_nan_gradient": masked_softmax_clamped,
     },
+    misconceptions=("softmax_wrong_axis", "softmax_no_max_shift"),
     hints=(
         "What should a query with no allowed key receive, and what does a softmax make of a row whose every score "
         "is -inf?",
@@ -395,6 +398,7 @@ MASKED_ATTENTION = Exercise(
         "fill_minus_inf": masked_attention_fill_inf,
         "empty_row_nan_gradient": masked_attention_clamped,
     },
+    misconceptions=("softmax_wrong_axis", "softmax_no_max_shift"),
     forbidden=(
         "course_utils.attention:scaled_dot_product_attention",
         "course_utils.numpy_attention:scaled_dot_product_attention",
@@ -479,6 +483,7 @@ DECODER_MASK = Exercise(
         "masks_combined_with_or": decoder_mask_with_or,
     },
     forbidden=("course_utils.masks:padding_to_attention_mask",),
+    misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted", "padding_off_by_one"),
     hints=(
         "Which two conditions must a key meet, and which axes does each depend on?",
         "Give each mask size 1 on the axes it does not depend on: padding depends on (sequence, key), causality "
@@ -703,6 +708,7 @@ SLIDING_WINDOW_MASK = Exercise(
         "causal_triu": window_mask_forward,
         "mask_inverted": window_mask_inverted,
     },
+    misconceptions=("causal_no_diagonal",),
     hints=(
         "Write row 4 of a 6-token mask with window 3 by hand: which keys are True?",
         "Two conditions on the key position j for query i: not in the future, and fewer than `window` steps back.",
@@ -746,6 +752,7 @@ CACHED_CAUSAL_MASK = Exercise(
     reference=cached_causal_mask,
     variants=(cached_causal_tril, cached_causal_positions, cached_causal_slice),
     buggy={"causal_top_left": cached_causal_top_left},
+    misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted"),
     hints=(
         "Query q_len - 1 is the newest token: how many of the k_len keys are in its past (itself included)?",
         "Shift the lower triangle so that its last row is all True: query i sits at position k_len - q_len + i.",
@@ -782,6 +789,7 @@ LEFT_PADDING_MASK = Exercise(
     reference=left_padding_mask,
     variants=(left_padding_compare, left_padding_loop),
     buggy={"left_padding_as_right": left_padding_as_right},
+    misconceptions=("mask_inverted", "padding_off_by_one"),
     hints=(
         "For length 2 padded to 5 on the left, which positions are real?",
         "Position j is real when it is among the last `length` positions: compare j with max_len - length.",
@@ -806,6 +814,19 @@ EXERCISES = [
 _BUG_1B = "02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)"
 
 PREDICTIONS = [
+    Prediction(
+        id="02.causal_keys_query2",
+        question="In the causal mask for 5 tokens, which keys may query 2 (the third token) attend to?",
+        kind="set",
+        answer={0, 1, 2},
+        section="02 · Causal masks",
+        known_wrong={
+            (0, 1): ("causal_no_diagonal", "the keys before it, but a token may also read itself"),
+            (2, 3, 4): ("causal_triu", "itself and the keys after it: that is the future, the upper triangle"),
+            (3, 4): ("mask_inverted", "the keys it must not see: True means may attend"),
+            (0, 1, 2, 3, 4): (None, "every key: then the query would read the two tokens after it"),
+        },
+    ),
     Prediction(
         id="02.causal_true_count",
         question="How many entries of the (5, 5) causal mask are True?",
