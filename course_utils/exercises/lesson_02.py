@@ -811,7 +811,7 @@ EXERCISES = [
     LEFT_PADDING_MASK,
 ]
 
-_BUG_1B = "02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)"
+_BUG_1B = "02 · Bug 1b: a (batch, k_len) padding mask given as the 2-D mask"
 
 PREDICTIONS = [
     Prediction(
@@ -864,7 +864,7 @@ PREDICTIONS = [
         kind="choice",
         answer="nan",
         choices=("uniform", "zeros", "nan", "error"),
-        section="02 · Bug 3: -inf gives NaN rows",
+        section="02 · Bug 3: -inf and the fully masked row",
         known_wrong=(
             KnownWrong(
                 "zeros",
@@ -874,6 +874,21 @@ PREDICTIONS = [
             ),
             KnownWrong("uniform", "fill_minus_1e9", "what -1e9 gave; -inf minus -inf is not 0, it is nan"),
         ),
+    ),
+    Prediction(
+        id="02.nan_grad_entries",
+        question="The loss looks only at sequence 0; with the -inf fill, how many of the 64 entries of W.grad are NaN?",
+        kind="number",
+        answer=64,
+        section="02 · The gradients of a loss that ignores the empty sequence",
+        known_wrong={
+            0: (
+                "fill_minus_inf",
+                "what the loss suggests, but in the backward pass the empty sequence's NaN weights multiply the zero "
+                "gradient of its outputs, and NaN · 0 = NaN",
+            ),
+            32: (None, "half of them, but every entry of W.grad sums over the positions of both sequences"),
+        },
     ),
     Prediction(
         id="02.padding_as_2d",

@@ -170,7 +170,7 @@ CATALOGUE = (
     Misconception(
         "fill_minus_inf",
         "masked with -inf and a plain softmax: a fully masked row becomes NaN",
-        "02 · Bug 3: -inf gives NaN rows",
+        "02 · Bug 3: -inf and the fully masked row",
         "What is the softmax of a row that is -inf everywhere? What should a row with no allowed key give?",
     ),
     Misconception(
@@ -184,7 +184,7 @@ CATALOGUE = (
     Misconception(
         "key_padding_as_2d",
         "a (batch, k_len) key-padding mask passed as if it were a (q_len, k_len) mask",
-        "02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)",
+        "02 · Bug 1b: a (batch, k_len) padding mask given as the 2-D mask",
         "A 2-D mask is read as (q_len, k_len). Is your padding mask (q_len, k_len) or (batch, k_len)?",
         patches.PADDING_AS_2D_MASK,
     ),
