@@ -148,8 +148,8 @@ CAUSAL_MASK = Exercise(
 
 
 # ---- 02.masked_softmax(scores, mask) -> (weights, gradient) through a driver ---------------------------------
-def softmax_gradient(answer, scores, mask, upstream):
-    """The answer's weights, and the gradient of sum(weights * upstream) with respect to the scores.
+def softmax_gradient(answer, scores, mask, output_grad):
+    """The answer's weights, and the gradient of sum(weights * output_grad) with respect to the scores.
 
     A row with no allowed key must get weights 0 and a gradient 0, never NaN: NaN there reaches every
     weight a model shares with that row (lesson 02, "NaN reaches the gradients").
@@ -158,8 +158,8 @@ def softmax_gradient(answer, scores, mask, upstream):
     weights = answer(leaf.clone(), mask)  # a copy that is not a leaf: an in-place masked_fill_ works on it
     if not isinstance(weights, torch.Tensor):
         return weights, None  # compared as it is: the message says what came back
-    if weights.requires_grad and weights.shape == upstream.shape:
-        (weights * upstream).sum().backward()
+    if weights.requires_grad and weights.shape == output_grad.shape:
+        (weights * output_grad).sum().backward()
     gradient = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
     return weights.detach(), gradient
 
@@ -237,7 +237,7 @@ def masked_softmax_clamped(scores, mask):
     top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))  # empty rows: shift by 0
     exps = torch.exp(scores - top) * mask  # forbidden keys: times 0
     return exps / exps.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(scores.dtype).tiny)  # 0 / tiny = 0, but
-    # backward: d/d exps = upstream / tiny = inf, times the mask's 0 = NaN
+    # backward: d/d exps = output_grad / tiny = inf, times the mask's 0 = NaN
 
 
 MASKED_SOFTMAX = Exercise(
@@ -268,8 +268,8 @@ MASKED_SOFTMAX = Exercise(
 
 
 # ---- 02.masked_attention(query, key, value, mask=None) -> (output, weights) through a driver ----------------
-def attention_gradients(answer, query, key, value, mask, upstream):
-    """The answer's (output, weights), and the gradients of sum(output * upstream) for query, key and value.
+def attention_gradients(answer, query, key, value, mask, output_grad):
+    """The answer's (output, weights), and the gradients of sum(output * output_grad) for query, key and value.
 
     A query with no allowed key must send back zeros, never NaN (lesson 02, "NaN reaches the gradients").
     """
@@ -278,8 +278,8 @@ def attention_gradients(answer, query, key, value, mask, upstream):
     if not (isinstance(result, (tuple, list)) and len(result) == 2 and isinstance(result[0], torch.Tensor)):
         return result, None, None, None, None
     output, weights = result
-    if output.requires_grad and output.shape == upstream.shape:
-        (output * upstream).sum().backward()
+    if output.requires_grad and output.shape == output_grad.shape:
+        (output * output_grad).sum().backward()
     grads = tuple(t.grad if t.grad is not None else torch.zeros_like(t) for t in leaves)
     detached = weights.detach() if isinstance(weights, torch.Tensor) else weights
     return (output.detach(), detached, *grads)
@@ -901,7 +901,7 @@ PREDICTIONS = [
         known_wrong=(
             KnownWrong(
                 "error",
-                "key_padding_as_2d",
+                None,
                 "what happens when batch ≠ q_len; here (3, 3) is also a valid "
                 "(q_len, k_len), so broadcasting cannot tell",
             ),
@@ -923,7 +923,7 @@ PREDICTIONS = [
         known_wrong=(
             KnownWrong(
                 "error",
-                "key_padding_as_2d",
+                None,
                 "what you would hope for, but an axis of size 1 broadcasts "
                 "against anything: the one query stretches to batch queries",
             ),
