@@ -641,7 +641,7 @@ def gqa_cases():
     x12 = rng.normal(size=(2, 4, 12))
     q10, kv10 = rng.normal(size=(1, 6, 10)), rng.normal(size=(1, 4, 10))
     return [
-        Case((x, x, x, *_weights(8, 50, (8, 4, 4, 8)), 4, 2), "4 query heads share 2 key/value heads"),
+        Case((x, x, x, *_weights(8, 50, (8, 4, 4, 8)), 4, 2), "4 query heads, 2 kv heads"),
         Case((q12, kv12, kv12, *_weights(12, 51, (12, 6, 6, 12)), 6, 3), "cross-attention, 6 query heads, 3 kv heads"),
         Case((x12, x12, x12, *_weights(12, 52, (12, 3, 3, 12)), 4, 1), "multi-query: one key/value head"),
         Case((q10, kv10, kv10, *_weights(10, 53), 2, 2), "as many key/value heads as query heads"),

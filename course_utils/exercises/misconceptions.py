@@ -442,7 +442,7 @@ CATALOGUE = (
         "split without moving the heads in front of the positions: (batch, seq_len, heads, d_head) must become "
         "(batch, heads, seq_len, d_head), or attention treats the heads as the positions",
         "03 · Step 2 · split into heads",
-        "After your split, which axis does attention treat as the positions: the second to last one. What is it?",
+        "Attention reads the second-to-last axis of its inputs as the positions. Which axis is that in your split?",
     ),
     Misconception(
         "merge_no_transpose",
