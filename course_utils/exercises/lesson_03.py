@@ -52,7 +52,7 @@ _S_LOOP = "03 · One head at a time: the heads as slices of the weights"
 _S_PARAMS = "03 · Parameters: does the number of heads change them?"
 _S_COUNT = "03 · Count them for any layer"
 _S_COST = "03 · Cost: projections versus the attention core"
-_S_CROSS = "03 · Cross-attention: q_len ≠ k_len"
+_S_CROSS = "03 · Cross-attention: `q_len ≠ k_len`"
 _S_GQA = "03 · Exercise 1 · Grouped-query attention"
 _S_BLOCK = "03 · Exercise 2 · Where a whole block's crossover lies"
 
@@ -117,11 +117,13 @@ def split_without_transpose(x, num_heads):
 
 SPLIT_HEADS = Exercise(
     id="03.split_heads",
+    noun="split",
     section=_S_SPLIT,
     make_cases=split_cases,
     reference=split_heads,
     variants=(split_reshape_transpose, split_swapaxes, split_stack, split_moveaxis),
     buggy={"split_no_transpose": split_without_transpose},
+    misconceptions=("split_single_reshape",),
     hints=(
         "Head h needs its own slice of every position's features. Which axis do you cut, and where must the new "
         "heads axis end up so that attention sees (positions, d_head) in its last two axes?",
@@ -170,6 +172,7 @@ def merge_without_transpose(x):
 
 MERGE_HEADS = Exercise(
     id="03.merge_heads",
+    noun="merge",
     section=_S_MERGE,
     make_cases=merge_cases,
     reference=merge_heads,
@@ -302,6 +305,7 @@ def layer_mask_inverted(query, key, value, W_q, W_k, W_v, W_o, num_heads, mask=N
 
 MULTI_HEAD_ATTENTION = Exercise(
     id="03.multi_head_attention",
+    noun="multi-head attention layer",
     section=_S_LAYER,
     make_cases=layer_cases,
     reference=multi_head_attention,
@@ -313,6 +317,7 @@ MULTI_HEAD_ATTENTION = Exercise(
         "keys_split_with_query_length": layer_keys_split_with_query_length,
         "mask_inverted": layer_mask_inverted,
     },
+    misconceptions=("split_single_reshape", "no_output_projection", "scaled_by_sqrt_d_model", "no_scaling"),
     hints=(
         "Which of the five steps above depend on the length of their input? Whose length is it for the keys and "
         "the values?",
@@ -413,6 +418,7 @@ def loop_w_o_on_left(query, key, value, W_q, W_k, W_v, W_o, num_heads):
 
 MULTI_HEAD_ATTENTION_LOOP = Exercise(
     id="03.multi_head_attention_loop",
+    noun="per-head loop",
     section=_S_LOOP,
     make_cases=loop_cases,
     reference=multi_head_attention_loop,
@@ -422,6 +428,7 @@ MULTI_HEAD_ATTENTION_LOOP = Exercise(
         "scaled_by_sqrt_d_model": loop_scaled_by_sqrt_d_model,
         "w_o_on_left": loop_w_o_on_left,
     },
+    misconceptions=("no_scaling",),
     hints=(
         "Which columns of W_q, W_k and W_v does head h use? Which rows of W_o multiply head h's output?",
         "Loop over h: project the inputs with head h's column slices, attend (scaled by sqrt(d_head)), and add the "
@@ -514,6 +521,7 @@ def count_w_o_bias_width(d_model, num_heads, d_head=None, bias=True):
 
 COUNT_ATTENTION_PARAMETERS = Exercise(
     id="03.count_attention_parameters",
+    noun="parameter count",
     section=_S_COUNT,
     make_cases=count_cases,
     reference=count_layer_parameters,
@@ -604,6 +612,7 @@ def flops_heads_multiply(batch, q_len, k_len, d_model, num_heads):
 
 ATTENTION_FLOPS = Exercise(
     id="03.attention_flops",
+    noun="FLOP count",
     section=_S_COST,
     make_cases=lambda: [
         Case((1, 3, 7, 16, 4)),
@@ -715,6 +724,7 @@ def gqa_no_output_projection(query, key, value, W_q, W_k, W_v, W_o, num_heads, n
 
 GROUPED_QUERY_ATTENTION = Exercise(
     id="03.grouped_query_attention",
+    noun="grouped-query attention",
     section=_S_GQA,
     make_cases=gqa_cases,
     reference=grouped_query_attention,
@@ -784,6 +794,7 @@ def crossover_causal_halves_both(d_model, mlp_ratio=4, causal=False):
 
 BLOCK_CROSSOVER = Exercise(
     id="03.block_crossover",
+    noun="block crossover",
     section=_S_BLOCK,
     make_cases=lambda: [
         Case((768, 4, False)),

@@ -277,7 +277,7 @@ CATALOGUE = (
     Misconception(
         "no_output_projection",
         "the heads are concatenated but never mixed by the output projection (W_o / out_proj)",
-        "03 · Step 5 · mix the heads with W_o",
+        "03 · Step 5 · mix the heads with `W_o`",
         "After the heads are put side by side, what does W_o (out_proj) do? Does your output pass through it?",
         patches.NO_OUTPUT_PROJECTION,
     ),
@@ -454,7 +454,7 @@ CATALOGUE = (
     Misconception(
         "w_o_on_left",
         "W_o @ concat: with one token per row the output projection multiplies from the right, concat @ W_o",
-        "03 · Step 5 · mix the heads with W_o",
+        "03 · Step 5 · mix the heads with `W_o`",
         "Which axis of concat holds the features that W_o mixes, and which side of @ contracts it?",
     ),
     Misconception(
