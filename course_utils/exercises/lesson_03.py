@@ -139,7 +139,7 @@ SPLIT_HEADS = Exercise(
 def merge_cases():
     rng = np.random.default_rng(2)
     return [
-        Case((rng.normal(size=(2, 2, 5, 4)),)),
+        Case((rng.normal(size=(3, 2, 5, 4)),)),
         Case((rng.normal(size=(1, 3, 7, 4)),), "three heads"),
         Case((rng.normal(size=(3, 6, 1, 1)),), "one position, d_head = 1"),
         Case((rng.normal(size=(2, 4, 6, 5)),)),
