@@ -291,7 +291,7 @@ def test_known_delegation_holes_are_closed(capsys, log):
         ("02.padding_mask", "return masks.make_padding_mask(*args)", {"masks": masks}),
         ("02.causal_mask", "return masks.make_causal_mask(*args)", {"masks": masks}),
         ("04.my_forward", "mha, q, k, v = args\nreturn mha(q, k, v)[0]", {}),
-        ("03.my_split_heads", "return split_heads(*args)", {"split_heads": numpy_attention.split_heads}),
+        ("03.split_heads", "return numpy_attention.split_heads(*args)", {"numpy_attention": numpy_attention}),
         ("05.row_entropy", "return float(explorer.row_entropy(args[0]))", {"explorer": explorer}),
         ("05.previous_token_score", "return heads.head_role_scores(args[0])['previous']", {"heads": heads}),
         ("06.kv_cache_step", "return efficient.kv_cache_step(*args)", {"efficient": efficient}),
