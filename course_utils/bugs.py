@@ -29,6 +29,7 @@ name                                   the mistake
 ``softmax_global_max(x, axis)``        ``x - x.max()``: the whole array's maximum, a slice far below it gives 0 / 0 (01)
 ``masked_softmax_fill_1e9(s, mask)``   ``masked_fill(~mask, -1e9)``: a row with no key gets uniform weights (02)
 ``masked_softmax_fill_inf(s, mask)``   ``masked_fill(~mask, -inf)``: a row with no key gets NaN (02)
+``attention_with_fill(q, k, v, mask, fill)``  masked attention with a plain softmax after ``masked_fill(~mask, fill)`` (02)
 ``forward_keys_split_with_query_length(mha, query, key, value)``  keys split with the query's length (04)
 ``forward_softmax_wrong_axis(mha, query, key, value)``  the softmax over the queries instead of the keys (04)
 =====================================  ===================================================================
@@ -47,6 +48,7 @@ ZOO: dict[str, tuple[str, str]] = {
     "softmax_global_max": ("lesson_01", "softmax_global_max"),
     "masked_softmax_fill_1e9": ("lesson_02", "masked_softmax_fill_1e9"),
     "masked_softmax_fill_inf": ("lesson_02", "masked_softmax_fill_inf"),
+    "attention_with_fill": ("lesson_02", "attention_with_fill"),
     "forward_keys_split_with_query_length": ("lesson_04", "forward_keys_split_with_query_length"),
     "forward_softmax_wrong_axis": ("04.my_forward", "softmax_wrong_axis"),
 }
