@@ -71,7 +71,7 @@ def by_hand_new_query_rounded():
 def by_hand_new_query_pure_python():
     exps = [math.exp(s / math.sqrt(2)) for s in (4.0, -2.0, 1.0)]  # [2, -1] against [2, 0], [0, 2], [1, 1]
     weights = [e / sum(exps) for e in exps]
-    output = [sum(w * v[c] for w, v in zip(weights, ([10, 0], [0, 10], [5, 5]))) for c in (0, 1)]
+    output = [sum(w * v[c] for w, v in zip(weights, ([10, 0], [0, 10], [5, 5]), strict=True)) for c in (0, 1)]
     return weights, output
 
 
@@ -604,9 +604,7 @@ def next_token_choices(make_matrix):
         raise TypeError("shared_next_token_matrix returned None")  # the engine asks about a missing `return`
     W = np.asarray(W, dtype=float)
     if W.ndim != 2 or W.shape[0] != 4 or W.shape[1] < 2:
-        raise AnswerRefused(
-            f"W must have shape (4, d) with d >= 2 (one row per token), and yours has shape {W.shape}."
-        )
+        raise AnswerRefused(f"W must have shape (4, d) with d >= 2 (one row per token), and yours has shape {W.shape}.")
     Q = K = np.eye(4) @ W  # (4, d): token i's query and key are both row i of W
     weights = _stable_softmax(Q @ K.T / math.sqrt(W.shape[1]), axis=-1)  # (4, 4)
     return tuple(int(j) for j in weights[:3].argmax(axis=-1))
@@ -682,7 +680,9 @@ PREDICTIONS = [
         known_wrong=(
             KnownWrong("weights", "overflow_unseen", "what the formula means; exp(1000) overflows to inf first"),
             KnownWrong("inf", "inf_over_inf", "what np.exp(1000) gives; a division of inf by inf comes after it"),
-            KnownWrong("zeros", "underflow", "what very negative scores give (their exp underflows to 0), not large ones"),
+            KnownWrong(
+                "zeros", "underflow", "what very negative scores give (their exp underflows to 0), not large ones"
+            ),
         ),
     ),
     Prediction(
@@ -709,7 +709,9 @@ PREDICTIONS = [
         section="01 · Build it: attention in one function",
         known_wrong=(
             KnownWrong((2, 6, 5), "output_per_key", "V's shape: the output has one row per query, not per key"),
-            KnownWrong((2, 4, 8), "output_as_wide_as_q", "Q's shape: output rows blend V's rows, so they are d_value wide"),
+            KnownWrong(
+                (2, 4, 8), "output_as_wide_as_q", "Q's shape: output rows blend V's rows, so they are d_value wide"
+            ),
             KnownWrong((2, 4, 6), "output_is_weights", "the weights' shape: the output is weights @ V"),
         ),
     ),
@@ -721,7 +723,9 @@ PREDICTIONS = [
         section="01 · Build it: attention in one function",
         known_wrong=(
             KnownWrong((2, 6, 4), "scores_transposed", "the transpose: rows are queries, columns keys"),
-            KnownWrong((2, 4, 8), "weights_per_feature", "one weight per feature: there is one weight per (query, key)"),
+            KnownWrong(
+                (2, 4, 8), "weights_per_feature", "one weight per feature: there is one weight per (query, key)"
+            ),
             KnownWrong((2, 4, 5), "weights_as_output", "the output's shape: the weights come before V"),
         ),
     ),
@@ -733,8 +737,11 @@ PREDICTIONS = [
         rtol=0.12,
         section="01 · Attention is a soft dictionary look-up",
         known_wrong=(
-            KnownWrong(1, "lookup_is_exact", "what a dict would give; a dot product rewards length too, and keys 0 and 1 "
-                       "are longer than key 2"),
+            KnownWrong(
+                1,
+                "lookup_is_exact",
+                "what a dict would give; a dot product rewards length too, and keys 0 and 1 are longer than key 2",
+            ),
             KnownWrong(0.5, "half_to_the_match", "a guess that key 2 wins half; compute the three dot products first"),
         ),
     ),
@@ -746,8 +753,9 @@ PREDICTIONS = [
         choices=("yes", "no"),
         section="01 · Why learned, separate W_q, W_k, W_v",
         known_wrong=(
-            KnownWrong("yes", "weights_inherit_symmetry", "true of the scores; look at what each row of weights is divided "
-                       "by"),
+            KnownWrong(
+                "yes", "weights_inherit_symmetry", "true of the scores; look at what each row of weights is divided by"
+            ),
         ),
     ),
     Prediction(
@@ -759,10 +767,14 @@ PREDICTIONS = [
         choices=("none", "all", "the shuffled positions"),
         section="01 · Does attention see the order?",
         known_wrong=(
-            KnownWrong("all", "order_matters", "what a model that reads positions would do; look at what travels "
-                       "with each key"),
-            KnownWrong("the shuffled positions", "order_matters_moved", "what would happen if the outputs followed the keys; "
-                       "look at what travels with each key"),
+            KnownWrong(
+                "all", "order_matters", "what a model that reads positions would do; look at what travels with each key"
+            ),
+            KnownWrong(
+                "the shuffled positions",
+                "order_matters_moved",
+                "what would happen if the outputs followed the keys; look at what travels with each key",
+            ),
         ),
     ),
     Prediction(
@@ -774,8 +786,11 @@ PREDICTIONS = [
         section=_SCALE_SECTION,
         known_wrong=(
             KnownWrong(8, "std_not_variance", "the standard deviation, √64; the variance is its square"),
-            KnownWrong(1, "variance_after_scaling", "the variance after dividing by √d_head; before it, look at how "
-                       "the 64 products' variances combine"),
+            KnownWrong(
+                1,
+                "variance_after_scaling",
+                "the variance after dividing by √d_head; before it, look at how the 64 products' variances combine",
+            ),
             KnownWrong(4096, "variance_squared", "64²: look again at how the variances of independent terms combine"),
         ),
     ),
@@ -787,9 +802,14 @@ PREDICTIONS = [
         rtol=0.1,
         section=_SCALE_SECTION,
         known_wrong=(
-            KnownWrong(8, "divided_variance_by_std", "64 / 8; dividing q · k by 8 divides its variance by 8², not by 8"),
-            KnownWrong(0.125, "divided_twice", "1 / 8, a division too many: dividing q · k by 8 divides its variance "
-                       "by 8²; start from Var(q · k)"),
+            KnownWrong(
+                8, "divided_variance_by_std", "64 / 8; dividing q · k by 8 divides its variance by 8², not by 8"
+            ),
+            KnownWrong(
+                0.125,
+                "divided_twice",
+                "1 / 8, a division too many: dividing q · k by 8 divides its variance by 8²; start from Var(q · k)",
+            ),
             KnownWrong(64, "variance_unscaled", "the variance before dividing"),
         ),
     ),
@@ -801,8 +821,11 @@ PREDICTIONS = [
         answer=0,
         section="01 · Look at the weights",
         known_wrong=(
-            KnownWrong(1, "heatmap_read_by_column", "the query's own column, 'cat', the tutorial's reading; read the "
-                       "row's numbers again, left to right"),
+            KnownWrong(
+                1,
+                "heatmap_read_by_column",
+                "the query's own column, 'cat', the tutorial's reading; read the row's numbers again, left to right",
+            ),
         ),
     ),
     Prediction(
@@ -814,10 +837,17 @@ PREDICTIONS = [
         rtol=0.01,
         section="01 · Explore: d_head and temperature",
         known_wrong=(
-            KnownWrong(8, "temperature_inverted", "the factor the scores grow by; a temperature divides the scores, "
-                       "so look for the T that makes them 8 times larger"),
-            KnownWrong(64, "temperature_is_d_head", "d_head itself; the scale is its square root, and a temperature "
-                       "divides the scores"),
+            KnownWrong(
+                8,
+                "temperature_inverted",
+                "the factor the scores grow by; a temperature divides the scores, "
+                "so look for the T that makes them 8 times larger",
+            ),
+            KnownWrong(
+                64,
+                "temperature_is_d_head",
+                "d_head itself; the scale is its square root, and a temperature divides the scores",
+            ),
             KnownWrong(0.015625, "temperature_is_one_over_d_head", "1/d_head; the scale is sqrt(d_head), not d_head"),
         ),
     ),

@@ -135,7 +135,11 @@ INIT_COLUMNS = ("row distance", "keys used", "max weight", "Var(Q)", "output cos
 
 
 def init_setups(
-    seed: int = 0, d_model: int = 64, seq_len: int = 8, n_draws: int = 20, *,
+    seed: int = 0,
+    d_model: int = 64,
+    seq_len: int = 8,
+    n_draws: int = 20,
+    *,
     attend=numpy_attention.scaled_dot_product_attention,
 ) -> dict[str, dict[str, float]]:
     """Self-attention at initialization for each set-up of :data:`INIT_SETUPS`, averaged over ``n_draws`` draws.
@@ -180,10 +184,10 @@ def _variance_holds(m) -> bool:
 def _saturation_holds(m) -> bool:
     unscaled = m["max_weight_unscaled"]
     return (
-        all(b > a for a, b in zip(unscaled, unscaled[1:]))
+        all(b > a for a, b in zip(unscaled, unscaled[1:], strict=False))
         and unscaled[-1] > 0.9
         and max(m["max_weight_scaled"]) < 0.3
-        and all(b < a for a, b in zip(m["sensitivity_unscaled"], m["sensitivity_unscaled"][1:]))
+        and all(b < a for a, b in zip(m["sensitivity_unscaled"], m["sensitivity_unscaled"][1:], strict=False))
         and m["sensitivity_unscaled"][-1] < 0.25 * m["sensitivity_scaled"][-1]
         and max(m["sensitivity_scaled"]) - min(m["sensitivity_scaled"]) < 0.05
     )
