@@ -376,7 +376,9 @@ def _rebind_before_check(nb, exercise_id: str, source: str) -> None:
     """Put ``source`` just before the ``checks.check`` call of ``exercise_id``, in the same cell."""
     call = f'checks.check("{exercise_id}"'
     cell = next(c for c in nb.cells if c.cell_type == "code" and call in c.source)
-    cell.source = cell.source.replace(call, f"{source}\n\n\n{call}")
+    lines = cell.source.split("\n")
+    at = next(k for k, line in enumerate(lines) if call in line)  # the whole line: `fn = checks.check(...)`
+    cell.source = "\n".join([*lines[:at], source, "", "", *lines[at:]])
 
 
 def _as_student(path: Path):
@@ -392,7 +394,8 @@ def test_real_lesson_broken_in_every_way(tmp_path):
     """Lesson 01 solved, then broken: a misconception, a None return, a crash, an endless loop, a deleted check."""
     exercises = _engine()
     lesson_01 = list(exercises.for_lesson("01"))
-    first, second, third = lesson_01[:3]  # the others pass unchanged
+    first = exercises.get("01.softmax_along")  # the bug zoo's softmax_along_wrong_axis answers this one
+    second, third = [e for e in lesson_01 if e is not first][:2]  # the others pass unchanged
     solution = REPO / "notebooks" / "01_attention_numpy.ipynb"
 
     nb = solved_lessons.solved(solution)
