@@ -27,4 +27,5 @@ __all__ = [
     "explorer",
     "grading",
     "grade_report",
+    "retrieval",
 ]

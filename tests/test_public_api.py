@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import attention, data, efficient, env, heads, masks, timing
+from course_utils import attention, data, efficient, env, heads, masks, retrieval, timing
 from course_utils import numpy_attention as na
 from course_utils.reversal import checkpoints, decoding, rnn, training, transformer
 
@@ -173,22 +173,22 @@ BAD_INPUT = {
         (
             lambda: _mha()(torch.ones(2, 3, 8), torch.ones(2, 5, 8), torch.ones(2, 5, 8), mask=torch.ones(2, 5) > 0),
             ValueError,
-            r"looks like a \(batch, k_len\) key padding mask.*key_padding_mask=",
+            r"looks like a \(batch, k_len\) key padding mask.*key_mask=",
         ),
         (
-            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_padding_mask=torch.ones(2, 3)),
+            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_mask=torch.ones(2, 3)),
             TypeError,
-            "key_padding_mask must be boolean",
+            "key_mask must be boolean",
         ),
         (
-            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_padding_mask=bmask),
+            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_mask=bmask),
             ValueError,
-            r"key_padding_mask must be \(batch, k_len\) = \(2, 3\)",
+            r"key_mask must be \(batch, k_len\) = \(2, 3\)",
         ),
         (
-            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_padding_mask=[[True] * 3] * 2),
+            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_mask=[[True] * 3] * 2),
             TypeError,
-            "key_padding_mask must be a torch.Tensor",
+            "key_mask must be a torch.Tensor",
         ),
         (lambda: attention.MultiHeadAttention.from_torch(_mha()), TypeError, "module must be a torch.nn.Multihead"),
     ],
@@ -511,6 +511,32 @@ BAD_INPUT = {
         (lambda: training.train(_gru(), {"steps": 1}), TypeError, "config must be a TrainConfig"),
         (lambda: training.train("gru"), TypeError, "model must be a reversal model"),
         (lambda: training.train(_gru(), training.TrainConfig(steps=1), device="cdua"), ValueError, "cdua"),
+    ],
+    # ------------------------------------------------------------------------------------- retrieval (lesson 04)
+    "retrieval.make_batch": [
+        (lambda: retrieval.make_batch(0, 2), TypeError, "generator must be a torch.Generator"),
+        (lambda: retrieval.make_batch(torch.Generator(), 0), ValueError, "batch must be a positive int"),
+        (lambda: retrieval.make_batch(torch.Generator(), 2, n_keys=2.0), TypeError, "n_keys must be an int"),
+        (lambda: retrieval.make_batch(torch.Generator(), 2, noise=-0.1), ValueError, "noise must be >= 0"),
+    ],
+    "retrieval.weight_on_match": [
+        (lambda: retrieval.weight_on_match([[0.5]], torch.zeros(1)), TypeError, "weights must be a torch.Tensor"),
+        (lambda: retrieval.weight_on_match(torch.ones(2, 1, 3, 8), torch.zeros(2)), ValueError,
+         r"weights must be \(batch, heads, 1, k_len\)"),
+        (lambda: retrieval.weight_on_match(torch.ones(2, 1, 1, 8), torch.zeros(3)), ValueError,
+         r"index must be \(batch,\) = \(2,\)"),
+    ],
+    "retrieval.diagonal_dominance": [
+        (lambda: retrieval.diagonal_dominance(np.eye(3)), TypeError, "m must be a torch.Tensor"),
+        (lambda: retrieval.diagonal_dominance(torch.ones(3, 4)), ValueError, "m must be a square"),
+    ],
+    "retrieval.train_step": [
+        (lambda: retrieval.train_step(None, None, (1, 2)), ValueError, r"batch must be \(query, keys, values, target"),
+    ],
+    "retrieval.train": [
+        (lambda: retrieval.train(None, None, step=3), TypeError, "step must be a function"),
+        (lambda: retrieval.train(None, None, steps=0), ValueError, "steps must be a positive int"),
+        (lambda: retrieval.train(None, None, batch_size=1.5), TypeError, "batch_size must be an int"),
     ],
     "reversal.training.evaluate": [
         (lambda: training.evaluate(_gru(), [], batch_size=4), ValueError, "sequences is empty"),
