@@ -11,8 +11,8 @@ from course_utils.exercises import lesson_01, lesson_04, patches
 
 __all__ = ["forward_softmax_wrong_axis", "softmax_along_wrong_axis"]
 
-forward_softmax_wrong_axis = patches.patched(lesson_04.my_forward, patches.SOFTMAX_OTHER_AXIS)
-"""``my_forward(mha, query, key, value)`` with the softmax over the queries instead of the keys."""
+forward_softmax_wrong_axis = lesson_04.forward_softmax_wrong_axis
+"""``forward(mha, query, key, value, mask=None)`` with the softmax over the queries instead of the keys."""
 
 softmax_along_wrong_axis = patches.patched(lesson_01.softmax_along, patches.SOFTMAX_OTHER_AXIS)
 """``softmax_along(x, axis)`` normalising another axis than the one asked for."""
