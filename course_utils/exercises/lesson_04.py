@@ -137,37 +137,57 @@ def module_cases():
         cases.append(Case((layer(24, 4), x, x, masks.make_causal_mask(5)), "self-attention with a causal mask"))
         cases.append(
             Case(
-                (layer(20, 4), torch.randn(2, 6, 20, dtype=torch.float64), torch.randn(2, 3, 20, dtype=torch.float64),
-                 None),
+                (
+                    layer(20, 4),
+                    torch.randn(2, 6, 20, dtype=torch.float64),
+                    torch.randn(2, 3, 20, dtype=torch.float64),
+                    None,
+                ),
                 "keys shorter than queries, batch · k_len == q_len",
             )
         )
         cases.append(
             Case(
-                (layer(24, 4), torch.randn(2, 3, 24, dtype=torch.float64), torch.randn(2, 5, 24, dtype=torch.float64),
-                 None),
+                (
+                    layer(24, 4),
+                    torch.randn(2, 3, 24, dtype=torch.float64),
+                    torch.randn(2, 5, 24, dtype=torch.float64),
+                    None,
+                ),
                 "keys longer than queries",
             )
         )
         padding = masks.padding_to_attention_mask(masks.make_padding_mask(torch.tensor([7, 4]), 7))
         cases.append(
             Case(
-                (layer(24, 4, dropout=0.3), torch.randn(2, 3, 24, dtype=torch.float64),
-                 torch.randn(2, 7, 24, dtype=torch.float64), padding),
+                (
+                    layer(24, 4, dropout=0.3),
+                    torch.randn(2, 3, 24, dtype=torch.float64),
+                    torch.randn(2, 7, 24, dtype=torch.float64),
+                    padding,
+                ),
                 "padded keys; dropout 0.3, eval mode",
             )
         )
         cases.append(
             Case(
-                (layer(8, 1), torch.randn(2, 1, 8, dtype=torch.float64), torch.randn(2, 9, 8, dtype=torch.float64),
-                 None),
+                (
+                    layer(8, 1),
+                    torch.randn(2, 1, 8, dtype=torch.float64),
+                    torch.randn(2, 9, 8, dtype=torch.float64),
+                    None,
+                ),
                 "one head, one query (a decoding step)",
             )
         )
         cases.append(
             Case(
-                (layer(12, 2), 60 * torch.randn(3, 4, 12, dtype=torch.float64),
-                 60 * torch.randn(3, 5, 12, dtype=torch.float64), None),
+                (
+                    layer(12, 2),
+                    60 * torch.randn(3, 4, 12, dtype=torch.float64),
+                    60 * torch.randn(3, 5, 12, dtype=torch.float64),
+                    None,
+                ),
                 "scores in the thousands",
             )
         )
@@ -175,22 +195,37 @@ def module_cases():
 
 
 _FORWARD_HELPERS = (
-    (attention, "scaled_dot_product_attention",
-     "your forward calls attention.scaled_dot_product_attention, which computes the attention this exercise asks "
-     "you to write: compute the scores, the mask, the softmax and weights @ values yourself"),
-    (F, "scaled_dot_product_attention",
-     "your forward calls F.scaled_dot_product_attention, which computes the attention this exercise asks you to "
-     "write (Parity 2 compares with it later): compute the scores, the mask, the softmax and weights @ values "
-     "yourself"),
-    (F, "multi_head_attention_forward",
-     "your forward calls F.multi_head_attention_forward, nn.MultiheadAttention's whole forward pass: write the "
-     "projections, the split, the attention and the merge yourself"),
-    (attention.MultiHeadAttention, "forward",
-     "your forward calls attention.MultiHeadAttention.forward, the course's module that this exercise asks you to "
-     "write: write the projections, the split, the attention and the merge yourself"),
-    (nn.MultiheadAttention, "forward",
-     "your forward calls nn.MultiheadAttention.forward, PyTorch's module that this exercise asks you to write: "
-     "write the projections, the split, the attention and the merge yourself"),
+    (
+        attention,
+        "scaled_dot_product_attention",
+        "your forward calls attention.scaled_dot_product_attention, which computes the attention this exercise asks "
+        "you to write: compute the scores, the mask, the softmax and weights @ values yourself",
+    ),
+    (
+        F,
+        "scaled_dot_product_attention",
+        "your forward calls F.scaled_dot_product_attention, which computes the attention this exercise asks you to "
+        "write (Parity 2 compares with it later): compute the scores, the mask, the softmax and weights @ values "
+        "yourself",
+    ),
+    (
+        F,
+        "multi_head_attention_forward",
+        "your forward calls F.multi_head_attention_forward, nn.MultiheadAttention's whole forward pass: write the "
+        "projections, the split, the attention and the merge yourself",
+    ),
+    (
+        attention.MultiHeadAttention,
+        "forward",
+        "your forward calls attention.MultiHeadAttention.forward, the course's module that this exercise asks you to "
+        "write: write the projections, the split, the attention and the merge yourself",
+    ),
+    (
+        nn.MultiheadAttention,
+        "forward",
+        "your forward calls nn.MultiheadAttention.forward, PyTorch's module that this exercise asks you to write: "
+        "write the projections, the split, the attention and the merge yourself",
+    ),
 )
 
 
@@ -204,8 +239,10 @@ def run_module(cls, weights_of, query, key_value, mask):
     """
     module = cls(weights_of.d_model, weights_of.num_heads, weights_of.dropout)
     if not isinstance(module, nn.Module):
-        raise AnswerRefused(f"{getattr(cls, '__name__', 'the class')} did not build an nn.Module; keep the stub's "
-                            "class line and __init__")
+        raise AnswerRefused(
+            f"{getattr(cls, '__name__', 'the class')} did not build an nn.Module; keep the stub's "
+            "class line and __init__"
+        )
     module.load_state_dict(weights_of.state_dict(), strict=True)
     module = module.double().train(weights_of.training)
     with _refusing(*_FORWARD_HELPERS):
@@ -219,8 +256,22 @@ def _split_own_length(mha, t, q_len=None):
     return t.view(batch, length, mha.num_heads, mha.d_head).transpose(1, 2)  # (batch, heads, length, d_head)
 
 
-def _forward(mha, query, key, value, mask=None, *, split=None, scale=None, softmax_dim=-1, unshifted=False,
-             dropout_always=False, mix=True, merge_view=False, mask_inverted=False):
+def _forward(
+    mha,
+    query,
+    key,
+    value,
+    mask=None,
+    *,
+    split=None,
+    scale=None,
+    softmax_dim=-1,
+    unshifted=False,
+    dropout_always=False,
+    mix=True,
+    merge_view=False,
+    mask_inverted=False,
+):
     """The forward pass with one thing changed; every keyword's default is the right computation."""
     batch, q_len, _ = query.shape
     split = split or _split_own_length
@@ -298,8 +349,10 @@ class ModuleViewMerge(MyMultiHeadAttention):
 
     def forward(self, query, key, value, mask=None):
         batch, q_len, _ = query.shape
-        q, k, v = (self.split_heads(proj(x)) for proj, x in
-                   ((self.query_proj, query), (self.key_proj, key), (self.value_proj, value)))
+        q, k, v = (
+            self.split_heads(proj(x))
+            for proj, x in ((self.query_proj, query), (self.key_proj, key), (self.value_proj, value))
+        )
         scores = torch.matmul(q, k.transpose(2, 3)) / self.d_head**0.5
         if mask is not None:
             scores = torch.where(mask, scores, torch.tensor(float("-inf"), dtype=scores.dtype))
@@ -371,11 +424,15 @@ def analysis_cases():
         training_too = attention.MultiHeadAttention(20, 5, dropout=0.2)
         x = torch.randn(1, 5, 12)
         return [
-            Case((training, torch.randn(2, 3, 24), torch.randn(2, 5, 24), torch.randn(2, 5, 24)),
-                 "a module in training mode, dropout 0.5"),
+            Case(
+                (training, torch.randn(2, 3, 24), torch.randn(2, 5, 24), torch.randn(2, 5, 24)),
+                "a module in training mode, dropout 0.5",
+            ),
             Case((evaluating, x, x, x), "a module already in eval mode, self-attention"),
-            Case((training_too, torch.randn(3, 2, 20), torch.randn(3, 6, 20), torch.randn(3, 6, 20)),
-                 "a module in training mode, dropout 0.2"),
+            Case(
+                (training_too, torch.randn(3, 2, 20), torch.randn(3, 6, 20), torch.randn(3, 6, 20)),
+                "a module in training mode, dropout 0.2",
+            ),
         ]
 
 
@@ -445,8 +502,9 @@ WEIGHTS_FOR_ANALYSIS = Exercise(
 
 
 # ---- 04.load_from_torch(module, torch_mha) -> module with torch_mha's weights ----------------------------------
-_PARAMETER_NAMES = tuple(f"{layer}.{p}" for layer in ("query_proj", "key_proj", "value_proj", "out_proj")
-                         for p in ("weight", "bias"))
+_PARAMETER_NAMES = tuple(
+    f"{layer}.{p}" for layer in ("query_proj", "key_proj", "value_proj", "out_proj") for p in ("weight", "bias")
+)
 
 
 def load_cases():
@@ -475,8 +533,9 @@ def loaded_parameters(load_from_torch, module, torch_mha):
     if returned is None:
         return None
     if not isinstance(returned, nn.Module):
-        raise AnswerRefused(f"load_from_torch must return the module it filled, but it returned "
-                            f"{type(returned).__name__}")
+        raise AnswerRefused(
+            f"load_from_torch must return the module it filled, but it returned {type(returned).__name__}"
+        )
     state = returned.state_dict()
     return tuple(state[name].detach().clone() for name in _PARAMETER_NAMES)
 
@@ -508,10 +567,14 @@ def load_from_torch_state_dict(module, torch_mha):
     w_q, w_k, w_v = torch.split(torch_mha.in_proj_weight.detach(), d)
     b_q, b_k, b_v = torch.split(torch_mha.in_proj_bias.detach(), d)
     state = {
-        "query_proj.weight": w_q, "query_proj.bias": b_q,
-        "key_proj.weight": w_k, "key_proj.bias": b_k,
-        "value_proj.weight": w_v, "value_proj.bias": b_v,
-        "out_proj.weight": torch_mha.out_proj.weight.detach(), "out_proj.bias": torch_mha.out_proj.bias.detach(),
+        "query_proj.weight": w_q,
+        "query_proj.bias": b_q,
+        "key_proj.weight": w_k,
+        "key_proj.bias": b_k,
+        "value_proj.weight": w_v,
+        "value_proj.bias": b_v,
+        "out_proj.weight": torch_mha.out_proj.weight.detach(),
+        "out_proj.bias": torch_mha.out_proj.bias.detach(),
     }
     module.load_state_dict(state, strict=True)
     return module
@@ -596,8 +659,10 @@ def torch_cross_cases():
 
 def run_torch_cross(torch_cross_attend, torch_mha, decoder_states, encoder_states, encoder_lengths):
     """The answer on one case, with the course's ``from_torch`` refused (the exercise is PyTorch's convention)."""
-    words = ("your answer builds the course's module with from_torch; this exercise is about calling "
-             "nn.MultiheadAttention itself, with its own mask convention")
+    words = (
+        "your answer builds the course's module with from_torch; this exercise is about calling "
+        "nn.MultiheadAttention itself, with its own mask convention"
+    )
     with _refusing((attention.MultiHeadAttention, "from_torch", words)):
         return torch_cross_attend(torch_mha, decoder_states, encoder_states, encoder_lengths)
 
@@ -619,8 +684,9 @@ def torch_cross_attend_loop(torch_mha, decoder_states, encoder_states, encoder_l
     ignore = torch.ones(encoder_states.shape[:2], dtype=torch.bool)
     for b, length in enumerate(encoder_lengths.tolist()):
         ignore[b, :length] = False
-    output, _weights = torch_mha(decoder_states, encoder_states, encoder_states, key_padding_mask=ignore,
-                                 need_weights=False)
+    output, _weights = torch_mha(
+        decoder_states, encoder_states, encoder_states, key_padding_mask=ignore, need_weights=False
+    )
     return output
 
 
@@ -685,8 +751,11 @@ def backward_cases():
 
 
 _BACKWARD_HELPERS = (
-    (torch, "_softmax_backward_data",
-     "your answer calls torch._softmax_backward_data, PyTorch's own softmax backward: write it from the derivative"),
+    (
+        torch,
+        "_softmax_backward_data",
+        "your answer calls torch._softmax_backward_data, PyTorch's own softmax backward: write it from the derivative",
+    ),
 )
 
 
@@ -770,11 +839,19 @@ def train_step_cases():
     cases = []
     with torch_seeded(11):
         model = attention.MultiHeadAttention(retrieval.D_MODEL, 1).double()
-        cases.append(Case((model, torch.optim.SGD(model.parameters(), lr=0.1), batches(12, 8, retrieval.N_KEYS)),
-                          "one head, SGD, 3 batches of 8, the second with a huge gradient"))
+        cases.append(
+            Case(
+                (model, torch.optim.SGD(model.parameters(), lr=0.1), batches(12, 8, retrieval.N_KEYS)),
+                "one head, SGD, 3 batches of 8, the second with a huge gradient",
+            )
+        )
         model = attention.MultiHeadAttention(retrieval.D_MODEL, 2).double()
-        cases.append(Case((model, torch.optim.Adam(model.parameters(), lr=1e-2), batches(13, 5, 6)),
-                          "two heads, Adam, 3 batches of 5 with 6 keys, the second with a huge gradient"))
+        cases.append(
+            Case(
+                (model, torch.optim.Adam(model.parameters(), lr=1e-2), batches(13, 5, 6)),
+                "two heads, Adam, 3 batches of 5 with 6 keys, the second with a huge gradient",
+            )
+        )
     return cases
 
 
@@ -863,8 +940,7 @@ TRAIN_STEP = Exercise(
     hints=(
         "What must happen to .grad before backward() adds this batch's gradients to it, and in which order do "
         "backward() and step() run?",
-        "Forward, the mean squared error, clear the old gradients, backward, step; return the loss as a Python "
-        "number.",
+        "Forward, the mean squared error, clear the old gradients, backward, step; return the loss as a Python number.",
         "optimizer.zero_grad() clears every parameter the optimizer holds; loss.item() turns a one-element tensor "
         "into a float.",
     ),
@@ -1150,14 +1226,19 @@ PREDICTIONS = [
         ),
     ),
     Prediction(
-        id="04.multi_weights_shape",
-        question="For x of shape (2, 5, 16), what is the shape of the four-head module's weights?",
+        id="04.single_weights_shape",
+        question="For x of shape (2, 5, 16), what is the shape of the one-head module's weights?",
         kind="shape",
-        answer=(2, 4, 5, 5),
+        answer=(2, 1, 5, 5),
         section="04 · Single head versus multi-head, with the same parameters",
         known_wrong=(
-            KnownWrong((2, 5, 5), "weights_averaged", "one matrix for all heads; every head has its own weights"),
-            KnownWrong((2, 1, 5, 5), "single_head_weights", "the one-head module's weights: one matrix per head"),
+            KnownWrong(
+                (2, 5, 5),
+                "heads_axis_dropped",
+                "one matrix per sequence without the heads axis; the module always returns (batch, heads, q_len, "
+                "k_len), with heads = 1 here",
+            ),
+            KnownWrong((2, 4, 5, 5), "multi_head_weights", "the four-head module's weights: one matrix per head"),
             KnownWrong((2, 5, 16), "output_shape", "the output's shape; the weights have one entry per (query, key)"),
         ),
     ),
