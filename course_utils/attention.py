@@ -185,9 +185,7 @@ class MultiHeadAttention(nn.Module):
             scores_shape = (batch, self.num_heads, q_len, k_len)
             validate.torch_bool_mask(mask, scores_shape, "(batch, heads, q_len, k_len)", device=query.device)
         if key_mask is not None:
-            validate.torch_tensor(
-                "key_mask", key_mask, "masks.make_padding_mask(lengths, k_len) (True = real key)"
-            )
+            validate.torch_tensor("key_mask", key_mask, "masks.make_padding_mask(lengths, k_len) (True = real key)")
             if key_mask.dtype != torch.bool:
                 raise TypeError(
                     f"key_mask must be boolean (True = real key) but has dtype {key_mask.dtype}; "

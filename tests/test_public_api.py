@@ -521,10 +521,16 @@ BAD_INPUT = {
     ],
     "retrieval.weight_on_match": [
         (lambda: retrieval.weight_on_match([[0.5]], torch.zeros(1)), TypeError, "weights must be a torch.Tensor"),
-        (lambda: retrieval.weight_on_match(torch.ones(2, 1, 3, 8), torch.zeros(2)), ValueError,
-         r"weights must be \(batch, heads, 1, k_len\)"),
-        (lambda: retrieval.weight_on_match(torch.ones(2, 1, 1, 8), torch.zeros(3)), ValueError,
-         r"index must be \(batch,\) = \(2,\)"),
+        (
+            lambda: retrieval.weight_on_match(torch.ones(2, 1, 3, 8), torch.zeros(2)),
+            ValueError,
+            r"weights must be \(batch, heads, 1, k_len\)",
+        ),
+        (
+            lambda: retrieval.weight_on_match(torch.ones(2, 1, 1, 8), torch.zeros(3)),
+            ValueError,
+            r"index must be \(batch,\) = \(2,\)",
+        ),
     ],
     "retrieval.diagonal_dominance": [
         (lambda: retrieval.diagonal_dominance(np.eye(3)), TypeError, "m must be a torch.Tensor"),
