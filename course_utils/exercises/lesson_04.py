@@ -831,7 +831,7 @@ def train_step_cases():
             query, keys, values, target, index = (
                 t.double() if t.is_floating_point() else t for t in retrieval.make_batch(gen, size, n_keys=n_keys)
             )
-            if k == 1:  # far-off targets: a gradient a thousand times the others
+            if k == 2:  # far-off targets: a gradient a thousand times the others (last, so the first two read plainly)
                 target = 1e3 * target
             out.append((query, keys, values, target, index))
         return out
@@ -842,14 +842,14 @@ def train_step_cases():
         cases.append(
             Case(
                 (model, torch.optim.SGD(model.parameters(), lr=0.1), batches(12, 8, retrieval.N_KEYS)),
-                "one head, SGD, 3 batches of 8, the second with a huge gradient",
+                "one head, SGD, 3 batches of 8, the last with a huge gradient",
             )
         )
         model = attention.MultiHeadAttention(retrieval.D_MODEL, 2).double()
         cases.append(
             Case(
                 (model, torch.optim.Adam(model.parameters(), lr=1e-2), batches(13, 5, 6)),
-                "two heads, Adam, 3 batches of 5 with 6 keys, the second with a huge gradient",
+                "two heads, Adam, 3 batches of 5 with 6 keys, the last with a huge gradient",
             )
         )
     return cases
