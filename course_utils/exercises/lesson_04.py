@@ -238,6 +238,8 @@ def run_module(cls, weights_of, query, key_value, mask):
     or without a mask when it is None. Returns what its forward returns, ``(output, weights)``.
     """
     module = cls(weights_of.d_model, weights_of.num_heads, weights_of.dropout)
+    if module is None:  # not a class: a function that forgot to return
+        return None
     if not isinstance(module, nn.Module):
         raise AnswerRefused(
             f"{getattr(cls, '__name__', 'the class')} did not build an nn.Module; keep the stub's "
@@ -816,8 +818,8 @@ SOFTMAX_BACKWARD = Exercise(
         "each give?",
         "With ∂w_j/∂x_l = w_j (δ_jl − w_l), the sum is g_l w_l minus w_l times one number, and that number is the "
         "same for every l of the row.",
-        "That number is Σ_j g_j w_j, summed over the softmax's own axis (the last): in PyTorch, "
-        "(grad_weights * weights).sum(dim=-1, keepdim=True).",
+        "That number is Σ_j g_j w_j, one per row: multiply the two tensors entry by entry and sum over the "
+        "softmax's own axis (the last), keeping that axis (keepdim) so it broadcasts back over the row.",
     ),
 )
 
@@ -1026,6 +1028,8 @@ def run_causal_layer(cls, attn_from, max_len, x):
     Returns the output, the keys of its ``state_dict()`` and its buffers ``(name, dtype, shape)``.
     """
     layer = cls(attn_from.d_model, attn_from.num_heads, max_len)
+    if layer is None:  # not a class: a function that forgot to return
+        return None
     if not isinstance(getattr(layer, "attn", None), nn.Module):
         raise AnswerRefused("the layer needs its attention module as self.attn, as the stub builds it")
     layer.attn.load_state_dict(attn_from.state_dict(), strict=True)
@@ -1253,13 +1257,13 @@ PREDICTIONS = [
         known_wrong=(
             KnownWrong(
                 "error",
-                "view_minus_one_batch",
+                "inferred_batch_always_crashes",
                 "what happens for most sizes; here 2 · 3 = 6 keys fill one row of length 6: the batch becomes 1 "
                 "and broadcasts",
             ),
             KnownWrong(
                 "right",
-                "view_minus_one_batch",
+                "inferred_batch_harmless",
                 "what a shape check would tell you; but each query now reads the keys of both sequences",
             ),
         ),
