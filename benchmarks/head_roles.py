@@ -36,65 +36,14 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course_utils import heads  # noqa: E402
+from course_utils.experiments import lesson_05  # noqa: E402
 
 
-def measure_seed(seed: int, test_task) -> dict:
-    """Train the lesson's toy with one seed and return its role measurements."""
-    model, losses = heads.train_role_model(seed=seed)
-    accuracy = heads.role_accuracy(model, test_task)
-    import torch
-
-    with torch.no_grad():
-        _, weights = model(test_task.tokens)  # (batch, heads, seq_len, seq_len)
-    scores = heads.head_role_scores(weights, match_ids=test_task.shapes)
-    similarity = heads.head_similarity(weights)  # (heads, heads)
-    entropy = heads.head_entropy(weights)  # (heads,)
-    role_head = {role: int(np.argmax(scores[role])) for role in heads.TARGETS}
-    distinct = sorted(set(role_head.values()))
-    roles_held = (
-        min(accuracy.values()) > 0.95
-        and len(distinct) == 3
-        and all(scores[role][h] > 0.75 for role, h in role_head.items())
-        and all(similarity[a, b] < 0.3 for a in distinct for b in distinct if a != b)
-        and all(entropy[h] < 0.25 * heads.max_entropy(weights.shape[-1]) for h in distinct)
-    )
-    num_heads = similarity.shape[0]
-    spare = [h for h in range(num_heads) if h not in distinct]
-    spare_similarity = (
-        max(float(similarity[s, o]) for s in spare for o in range(num_heads) if o != s) if spare else float("nan")
-    )
-    cheap = []  # heads that can be switched off alone at a cost below 0.05 on every question
-    for h in range(num_heads):
-        with heads.ablate_heads(model.attention, h):
-            ablated = heads.role_accuracy(model, test_task)
-        if all(accuracy[name] - ablated[name] < 0.05 for name in heads.TARGETS):
-            cheap.append(h)
-    role_heads = {role: [h for h in range(num_heads) if scores[role][h] > 0.5] for role in heads.TARGETS}
-    ablation_held = True  # switching off a role's heads drops that answer below 0.5 and keeps the others > 0.9
-    for role, hs in role_heads.items():
-        with heads.ablate_heads(model.attention, hs):
-            without = heads.role_accuracy(model, test_task)
-        others = min(without[r] for r in heads.TARGETS if r != role)
-        ablation_held = ablation_held and without[role] < 0.5 and others > 0.9
-    return {
-        "seed": seed,
-        "loss_ratio": round(float(losses[-1] / losses[0]), 4),  # last step's loss / first step's
-        "role_entropy_max": round(float(max(entropy[h] for h in distinct)), 4),
-        "ablation_held": bool(ablation_held),
-        "cheap_heads": cheap,
-        "min_accuracy": round(float(min(accuracy.values())), 4),
-        "role_head": role_head,
-        "roles_held": bool(roles_held),
-        "spare_heads": spare,
-        "spare_max_similarity": round(spare_similarity, 4),
-        "spare_entropy": round(float(np.mean([entropy[s] for s in spare])), 4) if spare else None,
-        "spare_copies": bool(spare_similarity > 0.9),
-    }
+def measure_seed(seed: int) -> dict:
+    """Train the lesson's toy with one seed and return its role measurements (``experiments.lesson_05.role_model``)."""
+    return lesson_05.role_model(seed)
 
 
 CLAIMS = (
@@ -126,9 +75,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error(f"--seeds must be at least 1 but is {args.seeds}")
-    test_task = heads.make_role_task(512, seed=12345)  # the lesson's test set
     start = time.perf_counter()
-    rows = [measure_seed(seed, test_task) for seed in range(args.seeds)]
+    rows = [measure_seed(seed) for seed in range(args.seeds)]
     summary = {
         "seeds": args.seeds,
         "roles_held": sum(r["roles_held"] for r in rows),

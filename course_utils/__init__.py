@@ -24,6 +24,7 @@ __all__ = [
     "data",
     "reversal",
     "exercises",
+    "experiments",
     "explorer",
     "grading",
     "grade_report",

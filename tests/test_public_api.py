@@ -26,6 +26,7 @@ VALIDATED_BY_THEIR_OWN_TESTS = {
     "plotting": "tests/test_core_units.py and the plotting tests",
     "reversal": "a package: its modules are walked below as reversal.<module>",
     "exercises": "tests/test_exercises.py and tests/test_checks*.py (the exercise system)",
+    "experiments": "tests/test_experiments.py and tests/test_claims_script.py (experiments, claims, the runner)",
     "explorer": "its own tests",
     "grading": "its own tests",
     "grade_report": "its own tests",
@@ -448,6 +449,11 @@ BAD_INPUT = {
         ),
         (lambda: decoding.greedy_decode(_gru(), src, src_lengths, max_steps=0), ValueError, "max_steps must be a pos"),
         (lambda: decoding.greedy_decode(_mha(), src, src_lengths), TypeError, "model must be a reversal model"),
+    ],
+    "reversal.decoding.mirror_shares": [
+        (lambda: decoding.mirror_shares(torch.ones(3, 4), src_lengths), ValueError, "weights must be"),
+        (lambda: decoding.mirror_shares(f32, torch.tensor([1.0, 2.0])), TypeError, "src_lengths must hold integers"),
+        (lambda: decoding.mirror_shares(f32, lengths, per_head=1), TypeError, "per_head must be True or False"),
     ],
     "reversal.decoding.check_source": [
         (lambda: decoding.check_source(src.numpy(), src_lengths), TypeError, "src must be a torch.Tensor"),

@@ -15,7 +15,7 @@ import torch
 from course_utils import _validation as validate
 from course_utils.data import BOS, EOS, PAD, check_token_ids
 
-__all__ = ["Seq2Seq", "check_source", "greedy_decode"]
+__all__ = ["Seq2Seq", "check_source", "greedy_decode", "mirror_shares"]
 
 
 @runtime_checkable
@@ -138,3 +138,53 @@ def greedy_decode(model: Seq2Seq, src, src_lengths, max_steps: int | None = None
         return result, None
     # steps x (batch, [heads,] src_len) -> (batch, [heads,] steps, src_len)
     return result, torch.stack(all_weights, dim=-2)
+
+
+def mirror_shares(weights, src_lengths, per_head: bool = False) -> dict:
+    """How often decoding looks at the mirrored source position: the alignment of sequence reversal.
+
+    Share of the symbol-writing steps ``t < n`` (n = the source's length) whose attention argmax is the mirrored
+    source position ``n - 1 - t`` (``"mirror"``), and whose argmax is ``n - 1 - t`` or its right neighbour ``n - t``
+    (``"mirror_or_next"``). Steps after the symbols (EOS, padding) do not count.
+
+    Parameters
+    ----------
+    weights : Tensor (batch, steps, src_len) or (batch, heads, steps, src_len), e.g. the weights of
+        :func:`greedy_decode` with ``return_attention=True``. Heads are averaged before the argmax unless
+        ``per_head``. The GRU of lesson 07 has one "head".
+    src_lengths : LongTensor (batch,), the source lengths n.
+    per_head : bool. Each value becomes a list, one share per head.
+
+    Returns
+    -------
+    dict ``{"mirror": float, "mirror_or_next": float}`` (lists of floats with ``per_head``).
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb; used again in 08_transformer_reversal.
+    """
+    validate.torch_floats(weights=weights)
+    validate.integer_tensor("src_lengths", src_lengths)
+    per_head = validate.boolean("per_head", per_head)
+    if weights.dim() not in (3, 4):
+        raise ValueError(
+            "weights must be (batch, steps, src_len) or (batch, heads, steps, src_len) but has shape "
+            f"{tuple(weights.shape)}"
+        )
+    w = weights if weights.dim() == 4 else weights[:, None]  # (batch, heads, steps, src_len)
+    if src_lengths.shape != (w.shape[0],):
+        raise ValueError(f"src_lengths must be (batch,) = ({w.shape[0]},) but has shape {tuple(src_lengths.shape)}")
+    lengths = src_lengths.to(w.device)
+    steps = torch.arange(w.shape[2], device=w.device)
+    writes = steps[None, :] < lengths[:, None]  # (batch, steps): the steps that write a symbol
+    if not bool(writes.any()):
+        raise ValueError("no step writes a symbol (every src_length is 0 or there are no steps): no share to take")
+    mirror = (lengths[:, None] - 1 - steps[None, :]).clamp(min=0)  # (batch, steps): n - 1 - t
+
+    def shares(top):  # top: (batch, steps) argmax positions
+        on = top == mirror
+        return on[writes].float().mean().item(), (on | (top == mirror + 1))[writes].float().mean().item()
+
+    if not per_head:
+        on, band = shares(w.mean(dim=1).argmax(dim=-1))  # heads averaged: (batch, steps, src_len) -> (batch, steps)
+        return {"mirror": on, "mirror_or_next": band}
+    per = [shares(w[:, h].argmax(dim=-1)) for h in range(w.shape[1])]  # heads x (on, band)
+    return {"mirror": [on for on, _ in per], "mirror_or_next": [band for _, band in per]}

@@ -200,3 +200,55 @@ def test_bad_input_names_the_argument(batch):
         decoding.greedy_decode(torch.nn.Linear(2, 2), batch.src, batch.src_lengths)
     with pytest.raises(TypeError, match="src must be a torch.Tensor"):
         decoding.check_source(batch.src.numpy(), batch.src_lengths)
+
+
+# ------------------------------------------------------------------------------------------- mirror_shares
+
+
+def _one_hot(positions, src_len):
+    """(batch, steps) argmax positions -> (batch, steps, src_len) one-hot weights."""
+    return torch.nn.functional.one_hot(torch.tensor(positions), src_len).float()
+
+
+def test_mirror_shares_on_hand_made_weights():
+    lengths = torch.tensor([3, 2])
+    exact = _one_hot([[2, 1, 0, 0], [1, 0, 0, 0]], 3)  # n - 1 - t on every symbol-writing step; EOS steps anywhere
+    assert decoding.mirror_shares(exact, lengths) == {"mirror": 1.0, "mirror_or_next": 1.0}
+    # row 0 (n = 3): mirror 2, 1, 0; row 1 (n = 2): mirror 1, 0; the fourth step of row 0 and the last two of
+    # row 1 write EOS or padding and do not count: 5 symbol-writing steps in all
+    band = _one_hot([[2, 2, 1, 1], [2, 1, 0, 2]], 3)  # on the mirror once (row 0, t = 0), one to the right 4 times
+    assert decoding.mirror_shares(band, lengths) == {"mirror": pytest.approx(1 / 5), "mirror_or_next": 1.0}
+    off = _one_hot([[0, 0, 2, 2], [0, 1, 1, 1]], 3)  # only row 1, t = 1 is in the band (1 = n - t)
+    assert decoding.mirror_shares(off, lengths) == {"mirror": 0.0, "mirror_or_next": pytest.approx(1 / 5)}
+
+
+def test_mirror_shares_per_head_and_averaged():
+    lengths = torch.tensor([3])
+    right = _one_hot([[2, 1, 0]], 3)  # (1, steps, src_len)
+    wrong = _one_hot([[0, 2, 1]], 3)  # t = 1: 2 = n - t (band), t = 2: 1 = n - t (band), t = 0: 0 (neither)
+    heads = torch.stack([right, 0.4 * wrong + 0.6 * right * 0.5 + 0.2 * wrong], dim=1)  # (1, 2 heads, 3, 3)
+    per_head = decoding.mirror_shares(heads, lengths, per_head=True)
+    assert per_head == {"mirror": [1.0, 0.0], "mirror_or_next": [1.0, pytest.approx(2 / 3)]}
+    averaged = decoding.mirror_shares(heads, lengths)  # head 0's one-hot (1.0) outweighs head 1's 0.6
+    assert averaged == {"mirror": 1.0, "mirror_or_next": 1.0}
+    assert decoding.mirror_shares(right, lengths) == decoding.mirror_shares(right[:, None], lengths)
+
+
+def test_mirror_shares_of_the_shipped_gru_attention_is_high(batch):
+    from course_utils.reversal import checkpoints
+
+    model = checkpoints.load_pretrained("gru_attention")
+    _, weights = decoding.greedy_decode(model, batch.src, batch.src_lengths, return_attention=True)
+    assert decoding.mirror_shares(weights, batch.src_lengths)["mirror"] >= 0.9
+
+
+def test_mirror_shares_refuses_bad_input():
+    w = torch.ones(2, 3, 4) / 4
+    with pytest.raises(ValueError, match=r"weights must be \(batch, steps, src_len\)"):
+        decoding.mirror_shares(torch.ones(3, 4), torch.tensor([2, 2, 2]))
+    with pytest.raises(ValueError, match=r"src_lengths must be \(batch,\) = \(2,\)"):
+        decoding.mirror_shares(w, torch.tensor([2]))
+    with pytest.raises(TypeError, match="per_head must be True or False"):
+        decoding.mirror_shares(w, torch.tensor([2, 2]), per_head="yes")
+    with pytest.raises(ValueError, match="no step writes a symbol"):
+        decoding.mirror_shares(w, torch.tensor([0, 0]))
