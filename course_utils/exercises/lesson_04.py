@@ -21,11 +21,15 @@ import math
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from course_utils import attention, masks, retrieval
 from course_utils.exercises._model import AnswerRefused, Case, Exercise, KnownWrong, Prediction
 from course_utils.exercises.cases import run_training_steps, torch_seeded
+
+# Not `from torch import nn`: CPython 3.11 compiles `nn.Linear(...)` on a name imported in the same file as LOAD_ATTR,
+# and on one imported in another cell (the lesson's Setup) as LOAD_METHOD. Assigned like this, the reference's
+# __init__ compiles to the same code as the stub's (the engine compares them to tell a given method from an attempt).
+nn = torch.nn
 
 __all__ = [
     "EXERCISES",
@@ -721,6 +725,7 @@ TORCH_CROSS_ATTEND = Exercise(
         "key_padding_as_2d": torch_cross_attend_padding_as_attn_mask,
         "causal_in_cross_attention": torch_cross_attend_causal,
     },
+    misconceptions=("padding_off_by_one",),  # derived from the catalogue's patch of masks.make_padding_mask
     forbidden=(_MHA_FORWARD,),
     driver=run_torch_cross,
     hints=(
@@ -1083,6 +1088,7 @@ CAUSAL_SELF_ATTENTION = Exercise(
     reference=CausalSelfAttention,
     variants=(CausalLayerArange, CausalLayerCourseMask),
     buggy={"buffer_persistent": CausalLayerPersistent, "mask_not_sliced": CausalLayerWholeMask},
+    misconceptions=("causal_triu", "causal_no_diagonal"),  # derived from the catalogue's patches of tril
     allowed=(_MHA_FORWARD,),
     driver=run_causal_layer,
     output_names=("output", "state_dict keys", "buffers"),
@@ -1161,6 +1167,7 @@ ALIBI_BIAS = Exercise(
         "alibi_sign": alibi_bias_grows_with_distance,
         "alibi_not_causal": alibi_not_causal,
     },
+    misconceptions=("causal_triu", "causal_no_diagonal"),  # derived from the catalogue's patches of tril
     hints=(
         "What are the slopes for 4 heads, and what is the bias of the key 3 positions before the query in head 1?",
         "Build the (heads,) slopes and a (q_len, k_len) table of i − j, multiply them with broadcasting, negate, "
