@@ -59,8 +59,10 @@ def test_patches_reach_beyond_the_exercises_that_declare_them(rows):
             if source == "patch":
                 derived.setdefault(mid, []).append(row.exercise)
     assert set(derived["causal_triu"]) >= {"02.my_causal_mask", "02.decoder_mask", "08.my_decoder_masks"}
-    assert set(derived["softmax_wrong_axis"]) >= {"01.softmax_along", "01.self_attention", "04.my_forward"}
-    assert set(derived["no_scaling"]) >= {"01.self_attention", "04.my_forward"}
+    assert set(derived["softmax_wrong_axis"]) >= {"01.softmax_along", "01.self_attention"}
+    assert set(derived["no_scaling"]) >= {"01.self_attention"}
+    assert set(derived["padding_off_by_one"]) >= {"04.torch_cross_attend"}
+    assert set(derived["causal_triu"]) >= {"04.causal_self_attention", "04.alibi_bias"}
     assert set(derived["split_single_reshape"]) >= {"03.my_split_heads", "03.cross_attend"}
 
 

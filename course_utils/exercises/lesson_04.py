@@ -202,8 +202,8 @@ _FORWARD_HELPERS = (
     (
         attention,
         "scaled_dot_product_attention",
-        "your forward calls attention.scaled_dot_product_attention, which computes the attention this exercise asks "
-        "you to write: compute the scores, the mask, the softmax and weights @ values yourself",
+        "your forward calls attention.scaled_dot_product_attention, a course helper that computes the attention this "
+        "exercise asks you to write: compute the scores, the mask, the softmax and weights @ values yourself",
     ),
     (
         F,
@@ -221,8 +221,8 @@ _FORWARD_HELPERS = (
     (
         attention.MultiHeadAttention,
         "forward",
-        "your forward calls attention.MultiHeadAttention.forward, the course's module that this exercise asks you to "
-        "write: write the projections, the split, the attention and the merge yourself",
+        "your forward calls attention.MultiHeadAttention.forward, a course helper: the course's module that this "
+        "exercise asks you to write. Write the projections, the split, the attention and the merge yourself",
     ),
     (
         nn.MultiheadAttention,
@@ -527,8 +527,8 @@ def load_cases():
 
 
 _FROM_TORCH_WORDS = (
-    "your answer calls attention.MultiHeadAttention.from_torch, which does this whole exercise: cut "
-    "in_proj_weight and in_proj_bias yourself"
+    "your answer calls attention.MultiHeadAttention.from_torch, a course helper that does this whole exercise: "
+    "cut in_proj_weight and in_proj_bias yourself"
 )
 
 
@@ -666,8 +666,8 @@ def torch_cross_cases():
 def run_torch_cross(torch_cross_attend, torch_mha, decoder_states, encoder_states, encoder_lengths):
     """The answer on one case, with the course's ``from_torch`` refused (the exercise is PyTorch's convention)."""
     words = (
-        "your answer builds the course's module with from_torch; this exercise is about calling "
-        "nn.MultiheadAttention itself, with its own mask convention"
+        "your answer builds the course's module with attention.MultiHeadAttention.from_torch, a course helper; this "
+        "exercise is about calling nn.MultiheadAttention itself, with its own mask convention"
     )
     with _refusing((attention.MultiHeadAttention, "from_torch", words)):
         return torch_cross_attend(torch_mha, decoder_states, encoder_states, encoder_lengths)
