@@ -101,6 +101,8 @@ SQUARE_BY_NATURE = {
     "02.cross_attend_padded": "one case has batch == q_len on purpose: the silent bug of lesson 02",
     "03.cross_attend": "W_q, W_k, W_v, W_o are (d_model, d_model)",
     "03.heads_by_weight_slices": "W_q, W_k, W_v, W_o are (d_model, d_model)",
+    "04.multi_head_module": "a causal mask over one sequence is (q_len, q_len)",
+    "04.torch_cross_attend": "one case has batch == q_len on purpose: a padding mask passed as attn_mask is silent",
     "05.previous_token_score": "self-attention weights are (heads, seq_len, seq_len)",
 }
 

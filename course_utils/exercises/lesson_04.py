@@ -654,7 +654,7 @@ def torch_cross_cases():
             Case((torch_mha(24, 4), states(2, 3, 24), states(2, 5, 24), torch.tensor([5, 2]))),
             Case(
                 (torch_mha(20, 4), states(3, 3, 20), states(3, 6, 20), torch.tensor([5, 1, 4])),
-                "batch == q_len, no sequence fills the padded width",
+                "batch == q_len, no row fills the padded width",
             ),
             Case(
                 (torch_mha(30, 5), states(2, 1, 30), states(2, 4, 30), torch.tensor([4, 3])),
