@@ -28,6 +28,7 @@ name                                   the mistake
 ``softmax_along_wrong_axis(x, axis)``  normalises another axis than the one asked for (01)
 ``masked_softmax_fill_1e9(s, mask)``   ``masked_fill(~mask, -1e9)``: a row with no key gets uniform weights (02)
 ``masked_softmax_fill_inf(s, mask)``   ``masked_fill(~mask, -inf)``: a row with no key gets NaN (02)
+``attention_with_fill(q, k, v, mask, fill)``  masked attention with a plain softmax after ``masked_fill(~mask, fill)`` (02)
 ``forward_keys_split_with_query_length(mha, query, key, value, mask=None)``  keys split with the query's length (04)
 ``forward_inferred_batch(mha, query, key, value, mask=None)``  ``view(-1, q_len, ...)``: the batch inferred (04)
 ``forward_softmax_wrong_axis(mha, query, key, value, mask=None)``  the softmax over the queries, not the keys (04)
@@ -47,6 +48,7 @@ ZOO: dict[str, tuple[str, str]] = {
     "softmax_along_wrong_axis": ("01.softmax_along", "softmax_wrong_axis"),
     "masked_softmax_fill_1e9": ("lesson_02", "masked_softmax_fill_1e9"),
     "masked_softmax_fill_inf": ("lesson_02", "masked_softmax_fill_inf"),
+    "attention_with_fill": ("lesson_02", "attention_with_fill"),
     "forward_keys_split_with_query_length": ("lesson_04", "forward_keys_split_with_query_length"),
     "forward_inferred_batch": ("lesson_04", "forward_inferred_batch"),
     "forward_softmax_wrong_axis": ("lesson_04", "forward_softmax_wrong_axis"),

@@ -34,7 +34,7 @@ def test_a_derived_bug_is_named_by_its_check(capsys):
 
 
 def test_an_unknown_name_says_what_the_zoo_has():
-    with pytest.raises(AttributeError, match="the bug zoo has: dot_scores_transposed"):
+    with pytest.raises(AttributeError, match="the bug zoo has: attention_with_fill, dot_scores_transposed"):
         bugs.no_such_bug  # noqa: B018
 
 

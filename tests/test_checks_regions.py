@@ -148,19 +148,19 @@ def test_report_names_whose_code_each_region_runs(capsys):
 
     _check_quietly(capsys, "00.dot_scores", dot_scores)
     _check_quietly(capsys, "01.softmax_along", softmax_along)
-    _check_quietly(capsys, "02.my_padding_mask", lambda lengths, max_len: lengths)
-    result = checks.report("00.dot_scores", "01.softmax_along", "02.my_padding_mask", "01.self_attention")
+    _check_quietly(capsys, "02.padding_mask", lambda lengths, max_len: lengths)
+    result = checks.report("00.dot_scores", "01.softmax_along", "02.padding_mask", "01.self_attention")
     line = capsys.readouterr().out
     assert result == {
         "00.dot_scores": True,
         "01.softmax_along": False,
-        "02.my_padding_mask": False,
+        "02.padding_mask": False,
         "01.self_attention": False,
     }
     assert line == (
         "This model runs your dot scores, and the course's softmax along (yours is not written yet: "
         'checks.check("01.softmax_along", ...)), the course\'s padding mask (yours has not passed yet: '
-        'checks.check("02.my_padding_mask", ...)) and the course\'s self attention (its check has not run in '
+        'checks.check("02.padding_mask", ...)) and the course\'s self attention (its check has not run in '
         'this kernel: run the cell with checks.check("01.self_attention", ...)).\n'
     )
 

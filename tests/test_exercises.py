@@ -260,7 +260,7 @@ def test_slow_answer_is_stopped(eid, capsys, log):
 
 
 def test_the_course_version_handed_back_is_not_a_pass(capsys, log):
-    exercise = exercises.get("02.my_padding_mask")
+    exercise = exercises.get("02.padding_mask")
     returned = checks.check(exercise.id, _stubs(exercise.id)[0])
     capsys.readouterr()
     assert returned is exercise.reference
@@ -288,14 +288,14 @@ def test_known_delegation_holes_are_closed(capsys, log):
             "X, Wq, Wk, Wv = args\nreturn numpy_attention.scaled_dot_product_attention(X @ Wq, X @ Wk, X @ Wv)",
             {"numpy_attention": numpy_attention},
         ),
-        ("02.my_padding_mask", "return masks.make_padding_mask(*args)", {"masks": masks}),
-        ("02.my_causal_mask", "return masks.make_causal_mask(*args)", {"masks": masks}),
+        ("02.padding_mask", "return masks.make_padding_mask(*args)", {"masks": masks}),
+        ("02.causal_mask", "return masks.make_causal_mask(*args)", {"masks": masks}),
         (
             "04.load_from_torch",
             "module, torch_mha = args\nreturn attention.MultiHeadAttention.from_torch(torch_mha)",
             {"attention": attention},
         ),
-        ("03.my_split_heads", "return split_heads(*args)", {"split_heads": numpy_attention.split_heads}),
+        ("03.split_heads", "return numpy_attention.split_heads(*args)", {"numpy_attention": numpy_attention}),
         ("05.row_entropy", "return float(explorer.row_entropy(args[0]))", {"explorer": explorer}),
         ("05.previous_token_score", "return heads.head_role_scores(args[0])['previous']", {"heads": heads}),
         ("06.kv_cache_step", "return efficient.kv_cache_step(*args)", {"efficient": efficient}),
