@@ -94,8 +94,8 @@ KEY_PADDING_MASK_MESSAGE = (
     "MultiHeadAttention takes key_mask= (batch, k_len), True = real key; key_padding_mask is "
     "nn.MultiheadAttention's name, where True means ignore: convert with ~ or pass key_mask="
 )
-"""What passing ``key_padding_mask=`` to the course's module says (a deprecated alias until lesson 02 stops
-passing it; then a ``TypeError`` with this text)."""
+"""The ``TypeError`` that passing ``key_padding_mask=`` to the course's module raises: the name means the opposite
+in ``nn.MultiheadAttention``, so the course's module does not accept it."""
 
 
 class MultiHeadAttention(nn.Module):
@@ -123,8 +123,7 @@ class MultiHeadAttention(nn.Module):
     - ``key_mask`` ``(batch, k_len)``: which keys of each sequence are real. This is *the*
       way to pass padding (``masks.make_padding_mask(lengths, k_len)`` builds it). It is the
       opposite of ``nn.MultiheadAttention(key_padding_mask=...)``, where True means ignore, hence
-      another name. ``key_padding_mask=`` is a deprecated alias of ``key_mask=`` (same convention,
-      True = real key), kept only until lesson 02's old cells stop passing it.
+      another name: passing ``key_padding_mask=`` raises a ``TypeError`` that says so.
     - ``mask``: 2-D ``(q_len, k_len)`` (the same for every sequence and head, e.g. causal) or 4-D
       ``(batch, heads, q_len, k_len)`` with 1 for any axis it shares. A 3-D mask is refused (its
       batch axis would line up with the heads), and so is a 2-D mask of shape ``(batch, k_len)``
@@ -203,10 +202,8 @@ class MultiHeadAttention(nn.Module):
                 )
 
     def forward(self, query, key, value, mask=None, need_weights: bool = True, key_mask=None, key_padding_mask=None):
-        if key_padding_mask is not None:  # deprecated alias (lesson 02's old cells); same convention as key_mask
-            if key_mask is not None:
-                raise TypeError(KEY_PADDING_MASK_MESSAGE)
-            key_mask = key_padding_mask
+        if key_padding_mask is not None:  # PyTorch's name, with the opposite meaning: refused with a message
+            raise TypeError(KEY_PADDING_MASK_MESSAGE)
         self._check_inputs(query, key, value, mask, key_mask)
         need_weights = validate.boolean("need_weights", need_weights)
         if key_mask is not None:

@@ -150,20 +150,18 @@ def test_padding_mask_as_2d_mask_is_silently_wrong_only_when_batch_equals_q_len(
         module(y, y, y, mask=masks.make_padding_mask(torch.tensor([3, 1]), 3))
 
 
-def test_key_padding_mask_is_a_deprecated_alias_of_key_mask():
-    """Lesson 02's old cells pass key_padding_mask= (True = real key): same result as key_mask=; both at once is refused."""
+def test_key_padding_mask_is_refused_with_the_name_to_use():
+    """PyTorch's name means the opposite (True = ignore): the course's module refuses it and names key_mask=."""
     module = attention.MultiHeadAttention(8, 2).double().eval()
-    g = torch.Generator().manual_seed(5)
-    x = torch.randn(2, 3, 8, generator=g, dtype=torch.float64)
-    y = torch.randn(2, 4, 8, generator=g, dtype=torch.float64)
-    padding = masks.make_padding_mask(torch.tensor([4, 2]), 4)
-    with torch.no_grad():
-        new, _ = module(x, y, y, key_mask=padding)
-        old, _ = module(x, y, y, key_padding_mask=padding)
-    assert torch.equal(new, old)
-    with pytest.raises(TypeError, match="MultiHeadAttention takes key_mask=") as err:
-        module(x, y, y, key_mask=padding, key_padding_mask=~padding)
-    assert str(err.value) == attention.KEY_PADDING_MASK_MESSAGE
+    x = torch.randn(2, 3, 8, dtype=torch.float64)
+    padding = masks.make_padding_mask(torch.tensor([3, 2]), 3)
+    for kwargs in ({"key_padding_mask": padding}, {"key_padding_mask": ~padding, "key_mask": padding}):
+        with pytest.raises(TypeError, match="MultiHeadAttention takes key_mask=") as err:
+            module(x, x, x, **kwargs)
+        assert str(err.value) == attention.KEY_PADDING_MASK_MESSAGE
+        assert "True means ignore" in str(err.value)
+    out, _ = module(x, x, x, key_padding_mask=None)  # None (the default) is not a mask: accepted
+    assert out.shape == x.shape
 
 
 def test_mha_causal_matches_torch():

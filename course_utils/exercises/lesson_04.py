@@ -276,6 +276,7 @@ def _forward(
     dropout_always=False,
     mix=True,
     merge_view=False,
+    merge_no_transpose=False,
     mask_inverted=False,
 ):
     """The forward pass with one thing changed; every keyword's default is the right computation."""
@@ -295,7 +296,7 @@ def _forward(
         weights = torch.softmax(scores, dim=softmax_dim)
     weights = F.dropout(weights, p=_dropout_p(mha), training=True if dropout_always else mha.training)
     heads_out = weights @ v  # (batch, heads, q_len, d_head)
-    moved = heads_out.transpose(1, 2)  # (batch, q_len, heads, d_head)
+    moved = heads_out if merge_no_transpose else heads_out.transpose(1, 2)  # (batch, q_len, heads, d_head)
     concat = moved.view(batch, q_len, mha.d_model) if merge_view else moved.reshape(batch, q_len, mha.d_model)
     return (mha.out_proj(concat) if mix else concat), weights
 
@@ -311,6 +312,11 @@ def _split_inferred_batch(mha, t, q_len):
 def _split_single_reshape(mha, t, q_len):
     batch, length, _ = t.shape
     return t.reshape(batch, mha.num_heads, length, mha.d_head)  # right shape, positions and features mixed
+
+
+def _split_no_transpose(mha, t, q_len):
+    batch, length, _ = t.shape
+    return t.view(batch, length, mha.num_heads, mha.d_head)  # heads where attention reads the positions
 
 
 def forward_keys_split_with_query_length(mha, query, key, value, mask=None):
@@ -398,6 +404,8 @@ MULTI_HEAD_MODULE = Exercise(
         "keys_split_with_query_length": _buggy_class("KeysSplitWithQueryLength", split=_split_with_query_length),
         "view_minus_one_batch": _buggy_class("InferredBatch", split=_split_inferred_batch),
         "split_single_reshape": _buggy_split_class("SplitSingleReshape", _split_single_reshape),
+        "split_no_transpose": _buggy_split_class("SplitNoTranspose", _split_no_transpose),
+        "merge_no_transpose": _buggy_class("MergeNoTranspose", merge_no_transpose=True),
         "view_after_transpose": _buggy_class("ViewAfterTranspose", merge_view=True),
         "no_scaling": _buggy_class("NoScaling", scale=lambda mha: 1.0),
         "scaled_by_d_head": _buggy_class("ScaledByDHead", scale=lambda mha: mha.d_head),
