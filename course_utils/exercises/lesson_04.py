@@ -649,7 +649,7 @@ LOAD_FROM_TORCH = Exercise(
 )
 
 
-# ---- 04.torch_cross_attend(torch_mha, decoder_states, encoder_states, encoder_lengths) -> output -------------
+# ---- 04.torch_cross_attend(torch_mha, decoder_states, encoder_states, encoder_lengths, causal=False) -> output --
 def torch_cross_cases():
     def torch_mha(d_model, heads):
         return nn.MultiheadAttention(d_model, heads, batch_first=True, dtype=torch.float64).eval()
@@ -658,68 +658,105 @@ def torch_cross_cases():
         return torch.randn(*shape, dtype=torch.float64)
 
     with torch_seeded(7):
+        x = states(2, 5, 24)
         return [
-            Case((torch_mha(24, 4), states(2, 3, 24), states(2, 5, 24), torch.tensor([5, 2]))),
+            Case((torch_mha(24, 4), states(2, 3, 24), states(2, 5, 24), torch.tensor([5, 2]), False)),
             Case(
-                (torch_mha(20, 4), states(3, 3, 20), states(3, 6, 20), torch.tensor([5, 1, 4])),
+                (torch_mha(20, 4), states(3, 3, 20), states(3, 6, 20), torch.tensor([5, 1, 4]), False),
                 "batch == q_len, no row fills the padded width",
             ),
             Case(
-                (torch_mha(30, 5), states(2, 1, 30), states(2, 4, 30), torch.tensor([4, 3])),
+                (torch_mha(30, 5), states(2, 1, 30), states(2, 4, 30), torch.tensor([4, 3]), False),
                 "one query per sequence (a decoding step)",
+            ),
+            Case(
+                (torch_mha(24, 4), x, x, torch.tensor([5, 3]), True),
+                "a decoder attending to itself: causal and padded",
             ),
         ]
 
 
-def run_torch_cross(torch_cross_attend, torch_mha, decoder_states, encoder_states, encoder_lengths):
+def run_torch_cross(torch_cross_attend, torch_mha, decoder_states, encoder_states, encoder_lengths, causal):
     """The answer on one case, with the course's ``from_torch`` refused (the exercise is PyTorch's convention)."""
     words = (
         "your answer builds the course's module with attention.MultiHeadAttention.from_torch, a course helper; this "
         "exercise is about calling nn.MultiheadAttention itself, with its own mask convention"
     )
     with _refusing((attention.MultiHeadAttention, "from_torch", words)):
-        return torch_cross_attend(torch_mha, decoder_states, encoder_states, encoder_lengths)
+        return torch_cross_attend(torch_mha, decoder_states, encoder_states, encoder_lengths, causal)
 
 
-def torch_cross_attend(torch_mha, decoder_states, encoder_states, encoder_lengths):
-    k_len = encoder_states.shape[1]
+def torch_cross_attend(torch_mha, decoder_states, encoder_states, encoder_lengths, causal=False):
+    q_len, k_len = decoder_states.shape[1], encoder_states.shape[1]
     ignore = ~masks.make_padding_mask(encoder_lengths, k_len)  # (batch, k_len): PyTorch's True = ignore this key
-    output, _ = torch_mha(decoder_states, encoder_states, encoder_states, key_padding_mask=ignore)
-    return output
-
-
-def torch_cross_attend_compare(torch_mha, decoder_states, encoder_states, encoder_lengths):
-    positions = torch.arange(encoder_states.shape[1])  # (k_len,)
-    ignore = positions[None, :] >= encoder_lengths[:, None]  # (batch, k_len): True at the padding
-    return torch_mha(decoder_states, encoder_states, encoder_states, key_padding_mask=ignore)[0]
-
-
-def torch_cross_attend_loop(torch_mha, decoder_states, encoder_states, encoder_lengths):
-    ignore = torch.ones(encoder_states.shape[:2], dtype=torch.bool)
-    for b, length in enumerate(encoder_lengths.tolist()):
-        ignore[b, :length] = False
-    output, _weights = torch_mha(
-        decoder_states, encoder_states, encoder_states, key_padding_mask=ignore, need_weights=False
+    not_allowed = ~masks.make_causal_mask(q_len, k_len) if causal else None  # (q_len, k_len): True = not allowed
+    output, _ = torch_mha(
+        decoder_states, encoder_states, encoder_states, key_padding_mask=ignore, attn_mask=not_allowed
     )
     return output
 
 
-def nn_mha_mask_not_flipped(torch_mha, decoder_states, encoder_states, encoder_lengths):
-    """The course's convention passed to PyTorch as it is: True = real key where True must mean ignore."""
-    real = masks.make_padding_mask(encoder_lengths, encoder_states.shape[1])
-    return torch_mha(decoder_states, encoder_states, encoder_states, key_padding_mask=real)[0]
-
-
-def torch_cross_attend_padding_as_attn_mask(torch_mha, decoder_states, encoder_states, encoder_lengths):
-    ignore = ~masks.make_padding_mask(encoder_lengths, encoder_states.shape[1])  # (batch, k_len)
-    return torch_mha(decoder_states, encoder_states, encoder_states, attn_mask=ignore)[0]  # read as (q_len, k_len)
-
-
-def torch_cross_attend_causal(torch_mha, decoder_states, encoder_states, encoder_lengths):
-    q_len, k_len = decoder_states.shape[1], encoder_states.shape[1]
-    ignore = ~masks.make_padding_mask(encoder_lengths, k_len)
-    future = torch.ones(q_len, k_len, dtype=torch.bool).triu(1)  # PyTorch's True = not allowed
+def torch_cross_attend_compare(torch_mha, decoder_states, encoder_states, encoder_lengths, causal=False):
+    positions = torch.arange(encoder_states.shape[1])  # (k_len,)
+    ignore = positions[None, :] >= encoder_lengths[:, None]  # (batch, k_len): True at the padding
+    future = None
+    if causal:
+        queries = torch.arange(decoder_states.shape[1])
+        future = positions[None, :] > queries[:, None]  # (q_len, k_len): key j after query i
     return torch_mha(decoder_states, encoder_states, encoder_states, key_padding_mask=ignore, attn_mask=future)[0]
+
+
+def torch_cross_attend_loop(torch_mha, decoder_states, encoder_states, encoder_lengths, causal=False):
+    ignore = torch.ones(encoder_states.shape[:2], dtype=torch.bool)
+    for b, length in enumerate(encoder_lengths.tolist()):
+        ignore[b, :length] = False
+    kwargs = {"key_padding_mask": ignore, "need_weights": False}
+    if causal:
+        n = decoder_states.shape[1]
+        kwargs["attn_mask"] = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+    output, _weights = torch_mha(decoder_states, encoder_states, encoder_states, **kwargs)
+    return output
+
+
+def _torch_call(
+    torch_mha,
+    decoder_states,
+    encoder_states,
+    encoder_lengths,
+    causal,
+    *,
+    flip_padding=True,
+    flip_causal=True,
+    padding_as_attn_mask=False,
+    always_causal=False,
+):
+    q_len, k_len = decoder_states.shape[1], encoder_states.shape[1]
+    real = masks.make_padding_mask(encoder_lengths, k_len)  # (batch, k_len), the course's True = real key
+    allowed = masks.make_causal_mask(q_len, k_len)  # (q_len, k_len), the course's True = may attend
+    padding = ~real if flip_padding else real
+    future = (~allowed if flip_causal else allowed) if (causal or always_causal) else None
+    if padding_as_attn_mask:
+        return torch_mha(decoder_states, encoder_states, encoder_states, attn_mask=padding)[0]
+    return torch_mha(decoder_states, encoder_states, encoder_states, key_padding_mask=padding, attn_mask=future)[0]
+
+
+def nn_mha_mask_not_flipped(torch_mha, decoder_states, encoder_states, encoder_lengths, causal=False):
+    """The course's convention passed to PyTorch as it is: True = real key where True must mean ignore."""
+    return _torch_call(
+        torch_mha, decoder_states, encoder_states, encoder_lengths, causal, flip_padding=False, flip_causal=False
+    )
+
+
+def torch_cross_attend_causal_not_flipped(torch_mha, decoder_states, encoder_states, encoder_lengths, causal=False):
+    return _torch_call(torch_mha, decoder_states, encoder_states, encoder_lengths, causal, flip_causal=False)
+
+
+def torch_cross_attend_padding_as_attn_mask(torch_mha, decoder_states, encoder_states, encoder_lengths, causal=False):
+    return _torch_call(torch_mha, decoder_states, encoder_states, encoder_lengths, causal, padding_as_attn_mask=True)
+
+
+def torch_cross_attend_causal(torch_mha, decoder_states, encoder_states, encoder_lengths, causal=False):
+    return _torch_call(torch_mha, decoder_states, encoder_states, encoder_lengths, causal, always_causal=True)
 
 
 TORCH_CROSS_ATTEND = Exercise(
@@ -730,6 +767,7 @@ TORCH_CROSS_ATTEND = Exercise(
     variants=(torch_cross_attend_compare, torch_cross_attend_loop),
     buggy={
         "nn_mha_convention": nn_mha_mask_not_flipped,
+        "causal_not_flipped": torch_cross_attend_causal_not_flipped,
         "key_padding_as_2d": torch_cross_attend_padding_as_attn_mask,
         "causal_in_cross_attention": torch_cross_attend_causal,
     },
@@ -737,11 +775,14 @@ TORCH_CROSS_ATTEND = Exercise(
     forbidden=(_MHA_FORWARD,),
     driver=run_torch_cross,
     hints=(
-        "For nn.MultiheadAttention, what does True mean in key_padding_mask, and what shape must that mask have?",
+        "For nn.MultiheadAttention, what does True mean in key_padding_mask and in a boolean attn_mask, and what "
+        "shape must each have?",
         "Build the (batch, k_len) mask that is True at the padding (the opposite of lesson 02's padding mask) and "
-        "pass it as key_padding_mask, not as attn_mask.",
-        "Position j of sequence b is padding when j >= encoder_lengths[b]; torch_mha(query, key, value, "
-        "key_padding_mask=...) returns (output, weights averaged over the heads): return the output.",
+        "pass it as key_padding_mask, not as attn_mask; with causal=True, also pass a (q_len, k_len) attn_mask that "
+        "is True where a key comes after its query.",
+        "Position j of sequence b is padding when j >= encoder_lengths[b]; key j comes after query i when j > i. "
+        "torch_mha(query, key, value, key_padding_mask=..., attn_mask=...) returns (output, weights averaged over "
+        "the heads): return the output.",
     ),
 )
 
