@@ -21,7 +21,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from course_utils import _validation as validate
 from course_utils import masks
 from course_utils.data import PAD, VOCAB_SIZE
-from course_utils.reversal.decoding import _check_decoder_input, _config, check_source
+from course_utils.reversal.decoding import as_config, check_decoder_input, check_source
 
 __all__ = [
     "GRUConfig",
@@ -228,7 +228,7 @@ class GRUEncoder(nn.Module):
 
     def __init__(self, cfg: GRUConfig | None = None):
         super().__init__()
-        cfg = _config(cfg, GRUConfig)
+        cfg = as_config(cfg, GRUConfig)
         self.embed = nn.Embedding(cfg.vocab, cfg.d_embed, padding_idx=PAD)
         self.rnn = nn.GRU(cfg.d_embed, cfg.d_encoder, batch_first=True, bidirectional=True)
 
@@ -250,7 +250,7 @@ class GRUSeq2Seq(nn.Module):
 
     def __init__(self, cfg: GRUConfig | None = None):
         super().__init__()
-        self.config = cfg = _config(cfg, GRUConfig)
+        self.config = cfg = as_config(cfg, GRUConfig)
         d_context = 2 * cfg.d_encoder
         self.encoder = GRUEncoder(cfg)
         self.embed = nn.Embedding(cfg.vocab, cfg.d_embed, padding_idx=PAD)
@@ -273,7 +273,7 @@ class GRUSeq2Seq(nn.Module):
 
     def forward(self, src, src_lengths, decoder_input, return_attention: bool = False):
         check_source(src, src_lengths)
-        _check_decoder_input(decoder_input, src.shape[0])
+        check_decoder_input(decoder_input, src.shape[0])
         context, state = self._encode(src, src_lengths)
         logits, _ = self._decode(decoder_input, context, state)
         return (logits, None) if return_attention else logits
@@ -309,7 +309,7 @@ class AttentionGRUSeq2Seq(nn.Module):
 
     def __init__(self, cfg: GRUConfig | None = None):
         super().__init__()
-        self.config = cfg = _config(cfg, GRUConfig)
+        self.config = cfg = as_config(cfg, GRUConfig)
         d_context = 2 * cfg.d_encoder
         self.encoder = GRUEncoder(cfg)
         self.embed = nn.Embedding(cfg.vocab, cfg.d_embed, padding_idx=PAD)
@@ -343,7 +343,7 @@ class AttentionGRUSeq2Seq(nn.Module):
 
     def forward(self, src, src_lengths, decoder_input, return_attention: bool = False):
         check_source(src, src_lengths)
-        _check_decoder_input(decoder_input, src.shape[0])
+        check_decoder_input(decoder_input, src.shape[0])
         state = self.init_state(src, src_lengths)
         embedded = self.embed(decoder_input)  # (batch, tgt_len, d_embed), all steps at once
         outputs, all_weights = [], []

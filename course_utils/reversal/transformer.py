@@ -23,7 +23,7 @@ from course_utils import masks
 from course_utils._validation import check_heads
 from course_utils.attention import MultiHeadAttention
 from course_utils.data import VOCAB_SIZE
-from course_utils.reversal.decoding import _check_decoder_input, _config, check_source
+from course_utils.reversal.decoding import as_config, check_decoder_input, check_source
 
 __all__ = [
     "TransformerConfig",
@@ -123,7 +123,7 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig | None = None):
         super().__init__()
-        cfg = _config(cfg, TransformerConfig)
+        cfg = as_config(cfg, TransformerConfig)
         self.norm1, self.norm2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, dropout=cfg.dropout)
         self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
@@ -146,7 +146,7 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig | None = None):
         super().__init__()
-        cfg = _config(cfg, TransformerConfig)
+        cfg = as_config(cfg, TransformerConfig)
         self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, dropout=cfg.dropout)
         self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, dropout=cfg.dropout)
@@ -178,7 +178,7 @@ class TransformerSeq2Seq(nn.Module):
 
     def __init__(self, cfg: TransformerConfig | None = None):
         super().__init__()
-        self.config = cfg = _config(cfg, TransformerConfig)
+        self.config = cfg = as_config(cfg, TransformerConfig)
         self.src_embed = nn.Embedding(cfg.vocab, cfg.d_model)  # N(0, 1) init, like nn.Embedding's default
         self.tgt_embed = nn.Embedding(cfg.vocab, cfg.d_model)
         table_size = max(cfg.num_positions, cfg.random_positions)
@@ -248,7 +248,7 @@ class TransformerSeq2Seq(nn.Module):
 
     def forward(self, src, src_lengths, decoder_input, return_attention: bool = False):
         check_source(src, src_lengths)
-        _check_decoder_input(decoder_input, src.shape[0])
+        check_decoder_input(decoder_input, src.shape[0])
         ids = self.position_ids(src_lengths, max(src.shape[1], decoder_input.shape[1]))  # one draw for both
         memory = self.encode(src, src_lengths, ids)
         logits, weights = self.decode(decoder_input, memory, src_lengths, ids, return_attention)
