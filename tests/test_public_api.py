@@ -465,10 +465,12 @@ BAD_INPUT = {
         (lambda: transformer.FeedForward(8, 0), ValueError, "d_ff must be a positive")
     ],
     "reversal.transformer.EncoderLayer": [
-        (lambda: transformer.EncoderLayer(rnn.GRUConfig()), TypeError, "cfg must be a TransformerConfig")
+        (lambda: transformer.EncoderLayer(rnn.GRUConfig(), 4, 64), TypeError, "d_model must be an int"),
+        (lambda: transformer.EncoderLayer(32, 3, 64), ValueError, "not divisible by num_heads 3"),
     ],
     "reversal.transformer.DecoderLayer": [
-        (lambda: transformer.DecoderLayer({"d_model": 8}), TypeError, "cfg must be a TransformerConfig")
+        (lambda: transformer.DecoderLayer(32, 4, 0), ValueError, "d_ff must be a positive int"),
+        (lambda: transformer.DecoderLayer(32, 4, 64, dropout=1.0), ValueError, "dropout must be in"),
     ],
     "reversal.decoding.Seq2Seq": [(lambda: decoding.Seq2Seq(), TypeError, "Protocols cannot be instantiated")],
     "reversal.rnn.AttentionGRUSeq2Seq": [
@@ -533,6 +535,13 @@ BAD_INPUT = {
             r"src_lengths must lie in \[1, src_len=3\]",
         ),
     ],
+    "reversal.checkpoints.train_pretrained": [
+        (lambda: checkpoints.train_pretrained("gpt"), ValueError, "name must be one of"),
+        (lambda: checkpoints.train_pretrained("gru", seed=1.5), TypeError, "seed must be an int"),
+    ],
+    "reversal.checkpoints.Pretrained": [
+        (lambda: checkpoints.Pretrained("gru", {}), TypeError, "missing 1 required positional argument: 'recipe'"),
+    ],
     "reversal.checkpoints.load_pretrained": [
         (lambda: checkpoints.load_pretrained("../outside"), ValueError, "name must be a plain checkpoint name"),
         (lambda: checkpoints.load_pretrained(3), TypeError, "name must be a checkpoint name"),
@@ -583,14 +592,21 @@ BAD_INPUT = {
             "batch must be",
         ),
     ],
+    "reversal.training.lr_factor": [
+        (lambda: training.lr_factor(-1, training.TrainConfig()), ValueError, "step must be a non-negative int"),
+        (lambda: training.lr_factor(0, {"lr": 1.0}), TypeError, "config must be a TrainConfig"),
+    ],
     "reversal.training.train": [
         (lambda: training.train(_gru(), {"steps": 1}), TypeError, "config must be a TrainConfig"),
         (lambda: training.train("gru"), TypeError, "model must be a reversal model"),
         (lambda: training.train(_gru(), training.TrainConfig(steps=1), device="cdua"), ValueError, "cdua"),
+        (lambda: training.train(_gru(), training.TrainConfig(steps=1), step=1), TypeError, "step must be a function"),
+        (lambda: training.train(_gru(), training.TrainConfig(steps=1), decode=1), TypeError, "decode must be a func"),
     ],
     "reversal.training.evaluate": [
         (lambda: training.evaluate(_gru(), [], batch_size=4), ValueError, "sequences is empty"),
         (lambda: training.evaluate(_gru(), _batch(), batch_size=0), ValueError, "batch_size must be a positive int"),
+        (lambda: training.evaluate(_gru(), _batch(), decode="greedy"), TypeError, "decode must be a function"),
     ],
     "reversal.training.teacher_forced_accuracy": [
         (lambda: training.teacher_forced_accuracy(_gru(), _batch(), leak=1), TypeError, "leak must be True or False"),

@@ -116,17 +116,20 @@ class FeedForward(nn.Sequential):
 class EncoderLayer(nn.Module):
     """Pre-norm: ``x + SelfAttention(LN(x))``, then ``x + FFN(LN(x))``.
 
-    ``forward(x, mask)`` with x ``(batch, src_len, d_model)`` and mask ``(batch, 1, 1, src_len)`` (True = may attend).
+    ``EncoderLayer(d_model, num_heads, d_ff, dropout=0.0)`` (``dropout`` on the attention weights). ``forward(x,
+    mask)`` with x ``(batch, src_len, d_model)`` and mask ``(batch, 1, 1, src_len)`` (True = may attend) returns the
+    new x ``(batch, src_len, d_model)``. Parameters: ``norm1``, ``self_attn``, ``norm2``, ``ffn``.
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
     """
 
-    def __init__(self, cfg: TransformerConfig | None = None):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
-        cfg = as_config(cfg, TransformerConfig)
-        self.norm1, self.norm2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, dropout=cfg.dropout)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
+        check_heads(d_model, num_heads)
+        d_ff, dropout = validate.positive_int("d_ff", d_ff), validate.probability("dropout", dropout)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.ffn = FeedForward(d_model, d_ff)
 
     def forward(self, x, mask):
         h = self.norm1(x)
@@ -137,20 +140,22 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     """Pre-norm: causal self-attention, cross-attention to the encoder output, feed-forward.
 
-    ``forward(x, memory, self_mask, cross_mask, need_weights)`` with x ``(batch, tgt_len, d_model)`` and memory
-    ``(batch, src_len, d_model)`` returns the new x and the cross-attention weights
-    ``(batch, heads, tgt_len, src_len)`` (``None`` unless ``need_weights``).
+    ``DecoderLayer(d_model, num_heads, d_ff, dropout=0.0)``. ``forward(x, memory, self_mask, cross_mask,
+    need_weights)`` with x ``(batch, tgt_len, d_model)`` and memory ``(batch, src_len, d_model)`` returns the new x
+    and the cross-attention weights ``(batch, heads, tgt_len, src_len)`` (``None`` unless ``need_weights``).
+    Parameters: ``norm1``, ``self_attn``, ``norm2``, ``cross_attn``, ``norm3``, ``ffn``.
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
     """
 
-    def __init__(self, cfg: TransformerConfig | None = None):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
-        cfg = as_config(cfg, TransformerConfig)
-        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, dropout=cfg.dropout)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, dropout=cfg.dropout)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
+        check_heads(d_model, num_heads)
+        d_ff, dropout = validate.positive_int("d_ff", d_ff), validate.probability("dropout", dropout)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.ffn = FeedForward(d_model, d_ff)
 
     def forward(self, x, memory, self_mask, cross_mask, need_weights: bool = False):
         h = self.norm1(x)
@@ -183,8 +188,9 @@ class TransformerSeq2Seq(nn.Module):
         self.tgt_embed = nn.Embedding(cfg.vocab, cfg.d_model)
         table_size = max(cfg.num_positions, cfg.random_positions)
         self.register_buffer("pe", sinusoidal_positions(table_size, cfg.d_model), persistent=False)
-        self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.num_layers))
-        self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.num_layers))
+        sizes = (cfg.d_model, cfg.num_heads, cfg.d_ff, cfg.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(*sizes) for _ in range(cfg.num_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(*sizes) for _ in range(cfg.num_layers))
         self.encoder_norm, self.decoder_norm = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.out_proj = nn.Linear(cfg.d_model, cfg.vocab)
 
