@@ -269,6 +269,14 @@ BAD_INPUT = {
         (lambda: efficient.decode_flops(0, 8, 4, True), ValueError, "prefix_len must be a positive"),
         (lambda: efficient.decode_flops(4, 8, 4, cached=1), TypeError, "cached must be True or False"),
     ],
+    "efficient.online_update": [
+        (lambda: efficient.online_update(0.0, 1.0, np.ones((2, 2))), ValueError, "block must be 1-D"),
+        (lambda: efficient.online_update(0.0, 1.0, "abc"), TypeError, "block must"),
+    ],
+    "efficient.flash_step": [
+        (lambda: efficient.flash_step(arr, arr, arr, arr, arr), ValueError, "must agree on k_block"),
+        (lambda: efficient.flash_step(f32, f32, f32, f32, f32), TypeError, "m must be a NumPy array"),
+    ],
     "efficient.count_matmul_flops": [(lambda: efficient.count_matmul_flops(3), TypeError, "fn must be a function")],
     "efficient.mha_param_count": [
         (lambda: efficient.mha_param_count(8, 3), ValueError, "not divisible by num_heads 3"),
