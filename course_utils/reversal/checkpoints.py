@@ -79,7 +79,10 @@ def build_model(kind: str, **config) -> nn.Module:
 
 
 class Pretrained(NamedTuple):
-    """How a shipped checkpoint was made: ``build_model(kind, **model)``, trained with ``training.recipe(kind, **recipe)``."""
+    """How a shipped checkpoint was made: ``build_model(kind, **model)``, trained with ``training.recipe(kind, **recipe)``.
+
+    Introduced in notebooks/08_transformer_reversal.ipynb (``PRETRAINED[name].recipe``).
+    """
 
     kind: str  # "gru", "gru_attention" or "transformer"
     model: dict  # config fields that differ from the defaults
