@@ -175,18 +175,6 @@ def test_query_buttons_say_what_each_step_writes_and_reads(transformer):
     np.testing.assert_allclose(ex.view.weights[0, :, 4], expected[:, 4], atol=1e-5)  # every head's row 4
 
 
-def test_changing_the_input_moves_the_attention(transformer):
-    ex = views.explore_seq2seq(transformer, ["abcdefg", "hij"])
-    ex.select_view("cross-attention")
-    ex._picker.value = 1  # the example picker
-    assert ex.snapshot.input_text == "hij" and ex._text.value == "hij"
-    ex._text.value = "jabba"  # typing a new input (sent on Enter)
-    assert ex.snapshot.output_text == "abbaj" and ex.view_name == "cross-attention"
-    assert len(ex._queries.children) == 6  # 5 symbols + EOS
-    ex._text.value = "no!"  # a bad input is shown, the last good run stays
-    assert "text may only use the symbols" in ex.error and ex.snapshot.input_text == "jabba"
-
-
 def test_the_explorer_opens_on_the_last_view_and_names_bad_choices(transformer):
     ex = views.explore_seq2seq(transformer, "abc")
     assert ex.view_name == "cross-attention"
