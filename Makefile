@@ -10,7 +10,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
-NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
+NOTEBOOKS = $(wildcard notebooks/*.ipynb)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 -p no:randomly
 
 .PHONY: help env lab test test-unit test-notebooks test-portable test-slow test-browser notebooks lint format bench data checkpoints clean
@@ -24,7 +24,7 @@ help:
 	@echo "make test-portable  nbval under every CPU kernel setting this machine can run (AVX-512, AVX2, scalar, NumPy baseline)"
 	@echo "make test-browser   run each lesson in JupyterLab in headless Chromium (needs /usr/bin/chromium)"
 	@echo "make site           build the course website into site/ (open site/index.html)"
-	@echo "make notebooks      re-execute all lessons and solutions in place (normalized)"
+	@echo "make notebooks      re-execute every lesson in place (normalized)"
 	@echo "make bench          run the benchmarks and print their tables"
 	@echo "make data           regenerate data/ (bit-identical) and verify checksums"
 	@echo "make checkpoints    retrain the shipped model checkpoints in data/checkpoints/"
@@ -101,12 +101,12 @@ notebooks: env
 	$(BIN)/python scripts/run_notebooks.py $(NOTEBOOKS)
 
 lint: env
-	$(BIN)/ruff check course_utils tests benchmarks scripts notebooks solutions site_src
-	$(BIN)/ruff format --check course_utils tests benchmarks scripts notebooks solutions site_src
+	$(BIN)/ruff check course_utils tests benchmarks scripts notebooks site_src
+	$(BIN)/ruff format --check course_utils tests benchmarks scripts notebooks site_src
 
 format: env
-	$(BIN)/ruff check --fix course_utils tests benchmarks scripts notebooks solutions site_src
-	$(BIN)/ruff format course_utils tests benchmarks scripts notebooks solutions site_src
+	$(BIN)/ruff check --fix course_utils tests benchmarks scripts notebooks site_src
+	$(BIN)/ruff format course_utils tests benchmarks scripts notebooks site_src
 
 bench: env
 	$(BIN)/python benchmarks/attention.py

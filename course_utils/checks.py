@@ -13,16 +13,20 @@ some cases only; a forgotten ``return``; a course helper that already computes t
 
 ``checks.predict("NN.name", prediction)`` judges a written prediction (a known wrong idea is named);
 ``checks.hint("NN.name")`` gives the next hint (the first one reacts to the last check). Every check,
-prediction and hint is logged (:mod:`course_utils.exercises.log`). The cases, references, misconceptions
+prediction and hint is logged (:mod:`course_utils.exercises.log`). ``checks.report("07.encoder", ...)``
+says which of several regions a model now runs, the student's or the course's;
+``checks.buggy("NN.name", "misconception_id")`` is the buggy answer the check names a mistake by, for a
+lesson cell that demonstrates the bug (the named ones live in :mod:`course_utils.bugs`). The cases, references, misconceptions
 and hints live in :mod:`course_utils.exercises`; the check cell shows no solution.
 """
 
 from __future__ import annotations
 
 from course_utils import exercises
-from course_utils.exercises import engine
+from course_utils.exercises import engine, patches
 from course_utils.exercises import hints as hint_book
 from course_utils.exercises import log as check_log
+from course_utils.exercises import misconceptions as catalogue
 from course_utils.exercises.compare import compare, safe_repr, type_name
 from course_utils.exercises.predictions import judge_prediction
 
@@ -31,6 +35,8 @@ __all__ = [
     "demonstrate",
     "hint",
     "predict",
+    "report",
+    "buggy",
     "assert_shape",
     "assert_close",
     "compare",
@@ -103,6 +109,8 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     if verdict.status != "passed":
         line += f" The lesson goes on with the course's version of {exercise.function}."
     print(line)
+    returned = fn if verdict.status == "passed" else exercise.reference
+    engine.remember_check(exercise.id, verdict.status, returned)
     hint_book.remember_verdict(exercise.id, verdict.status, verdict.misconception, verdict.detail)
     check_log.write(
         check_log.build(
@@ -111,7 +119,99 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     )
     if strict and verdict.status != "passed":
         raise AssertionError(verdict.detail)
-    return fn if verdict.status == "passed" else exercise.reference
+    return returned
+
+
+def _listed(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def report(*exercise_ids, subject: str = "This model") -> dict:
+    """Print one line saying which of these regions now run the student's code and which the course's.
+
+    Read from the last check of each exercise in this kernel: a region runs the student's code when its
+    last check passed (``checks.check`` handed the student's function back), the course's otherwise. The
+    line has no numbers that vary, so a lesson's stored output is the same on every machine::
+
+        This model runs your encoder and your additive attention, and the course's decoder step (yours has
+        not passed yet: checks.check("07.decoder_step", ...)).
+
+    Parameters
+    ----------
+    *exercise_ids : str
+        The regions the model is made of, ``"NN.name"``, in the order to name them.
+    subject : str
+        What runs them, the start of the sentence (default ``"This model"``).
+
+    Returns
+    -------
+    dict
+        Exercise id -> True when the student's code runs, False when the course's does.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    if not exercise_ids:
+        raise TypeError("report needs at least one exercise id, like checks.report('07.encoder', '07.decoder_step')")
+    if not isinstance(subject, str) or not subject.strip():
+        raise TypeError(f"subject must be a non-empty string but is {safe_repr(subject)}")
+    found = {}
+    for exercise_id in exercise_ids:
+        exercise = exercises.get(exercise_id)
+        found[exercise.id] = (exercise, engine.last_status(exercise.id))
+    yours = [f"your {ex.noun}" for ex, status in found.values() if status == "passed"]
+    course = []
+    for ex, status in found.values():
+        if status == "passed":
+            continue
+        if status is None:
+            why = f'its check has not run in this kernel: run the cell with checks.check("{ex.id}", ...)'
+        elif status == "not_attempted":
+            why = f'yours is not written yet: checks.check("{ex.id}", ...)'
+        else:
+            why = f'yours has not passed yet: checks.check("{ex.id}", ...)'
+        course.append(f"the course's {ex.noun} ({why})")
+    if not course:
+        line = f"{subject} runs {_listed(yours)}: all of it is your code."
+    elif not yours:
+        line = f"{subject} runs {_listed(course)}."
+    else:
+        line = f"{subject} runs {_listed(yours)}, and {_listed(course)}."
+    print(line)
+    return {eid: status == "passed" for eid, (_, status) in found.items()}
+
+
+def buggy(exercise_id, misconception_id):
+    """The buggy answer the check of ``exercise_id`` names ``misconception_id`` by, to demonstrate the bug.
+
+    It is called like the exercise's function (the student's signature) and behaves as someone holding the
+    misconception would write it: the exercise's hand-written ``buggy`` version, or the course's answer
+    run under the catalogue's patch. The lesson shows the bug without typing its code (which would give the
+    right code away). A misconception that does not fit the exercise is a ``ValueError`` naming those that do.
+
+    Introduced in notebooks/00_start_here.ipynb.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> transposed = buggy("00.dot_scores", "scores_transposed")
+    >>> transposed(np.ones((2, 3)), np.ones((4, 3))).shape
+    (4, 2)
+    """
+    exercise = exercises.get(exercise_id)
+    if not isinstance(misconception_id, str):
+        raise TypeError(
+            f"misconception_id must be a string like 'softmax_wrong_axis' but is {type_name(misconception_id)}"
+        )
+    fits = engine.fitting_misconceptions(exercise)
+    for fit in fits:
+        if misconception_id == fit.id or misconception_id in fit.same_as:
+            if misconception_id == fit.id:
+                return fit.answer
+            # a patch that behaves exactly like this fit: its own patched reference
+            return patches.patched(exercise.reference, catalogue.get(misconception_id).patch)
+    names = ", ".join(sorted({f.id for f in fits} | {m for f in fits for m in f.same_as})) or "none"
+    raise ValueError(f"misconception_id {misconception_id!r} does not fit {exercise.id}; the ones that fit: {names}")
 
 
 def demonstrate(exercise_id, answer, *, time_limit: float | None = None) -> None:

@@ -179,13 +179,21 @@ def _stage_title(ax, x, y, title, shape):
     ax.text(x, y + 0.45, shape, ha="center", va="top", fontsize=8, linespacing=1.1)
 
 
-def draw_head_split(ax=None, *, heads: int = 4, d_head: int = 2, seq_len: int = 3) -> Axes:
+_SPLIT_NAMES = {  # api -> (the split's reshape, the axis move, the output projection)
+    "torch": ("view", "transpose(1, 2)", "out_proj"),
+    "numpy": ("reshape", "transpose(0, 2, 1, 3)", "@ W_o"),
+}
+
+
+def draw_head_split(ax=None, *, heads: int = 4, d_head: int = 2, seq_len: int = 3, api: str = "torch") -> Axes:
     """How ``d_model = heads * d_head`` features are split into heads and merged back.
 
     One sequence of the batch, drawn as coloured cells (one colour per head): ``x (batch, seq_len,
     d_model)`` → ``view`` to ``(batch, seq_len, heads, d_head)`` → ``transpose(1, 2)`` to
     ``(batch, heads, seq_len, d_head)`` → attention in every head at once → ``transpose(1, 2)`` and
     ``reshape`` back to ``(batch, seq_len, d_model)`` (the concat) → ``out_proj``, which mixes the heads.
+    With ``api="numpy"`` the stages carry NumPy's names instead: ``reshape``, ``transpose(0, 2, 1, 3)``
+    and ``@ W_o`` (NumPy's ``transpose`` takes the whole order of the axes, not a pair).
 
     Parameters
     ----------
@@ -193,6 +201,9 @@ def draw_head_split(ax=None, *, heads: int = 4, d_head: int = 2, seq_len: int = 
         Where to draw; a new 14 x 4.8 inch figure when omitted.
     heads, d_head, seq_len : int
         Sizes drawn (``heads`` at most 8, ``d_head`` and ``seq_len`` at most 6, so the cells stay legible).
+    api : {"torch", "numpy"}
+        Whose names label the stages: PyTorch's (``view``, ``transpose(1, 2)``, ``out_proj``) or
+        NumPy's (``reshape``, ``transpose(0, 2, 1, 3)``, ``@ W_o``).
 
     Returns
     -------
@@ -204,7 +215,12 @@ def draw_head_split(ax=None, *, heads: int = 4, d_head: int = 2, seq_len: int = 
     --------
     >>> box_labels(draw_head_split(heads=2, d_head=3))[:3]
     ['x', 'view', 'transpose(1, 2)']
+    >>> box_labels(draw_head_split(heads=2, d_head=3, api="numpy"))[:3]
+    ['x', 'reshape', 'transpose(0, 2, 1, 3)']
     """
+    if api not in _SPLIT_NAMES:
+        raise ValueError(f"api must be 'torch' or 'numpy' but is {api!r}")
+    split_name, move_name, out_name = _SPLIT_NAMES[api]
     heads = as_int("heads", heads, 1)
     d_head = as_int("d_head", d_head, 1)
     seq_len = as_int("seq_len", seq_len, 1)
@@ -234,7 +250,7 @@ def draw_head_split(ax=None, *, heads: int = 4, d_head: int = 2, seq_len: int = 
     per_head_width = d_head * cell
     stage("x", "(batch, seq_len, d_model)", flat_width, lambda x0: _grid(ax, x0, top, seq_len, d_model, head_of, cell))
     stage(
-        "view",
+        split_name,
         "(batch, seq_len, heads, d_head)",
         split_width,
         lambda x0: _grid(ax, x0, top, seq_len, d_model, head_of, cell, gap_every=d_head),
@@ -246,7 +262,7 @@ def draw_head_split(ax=None, *, heads: int = 4, d_head: int = 2, seq_len: int = 
             _grid(ax, x0, y0, seq_len, d_head, [_HEAD_COLOURS[h]] * d_head, cell)
             ax.text(x0 - 0.06, y0 - seq_len * cell / 2, f"{label_prefix}{h}", ha="right", va="center", fontsize=7)
 
-    stage("transpose(1, 2)", "(batch, heads, seq_len, d_head)", per_head_width + 0.9, lambda x0: stacked(x0 + 0.9, "h"))
+    stage(move_name, "(batch, heads, seq_len, d_head)", per_head_width + 0.9, lambda x0: stacked(x0 + 0.9, "h"))
     stage(
         "attention per head", "(batch, heads, seq_len, d_head)", per_head_width + 0.9, lambda x0: stacked(x0 + 0.9, "h")
     )
@@ -257,7 +273,7 @@ def draw_head_split(ax=None, *, heads: int = 4, d_head: int = 2, seq_len: int = 
         lambda x0: _grid(ax, x0, top, seq_len, d_model, head_of, cell),
     )
     stage(
-        "out_proj (mixes heads)",
+        f"{out_name} (mixes heads)",
         "(batch, seq_len, d_model)",
         flat_width,
         lambda x0: _grid(ax, x0, top, seq_len, d_model, ["#777777"] * d_model, cell),
@@ -270,7 +286,7 @@ def draw_head_split(ax=None, *, heads: int = 4, d_head: int = 2, seq_len: int = 
         0.0,
         bottom - 0.25,
         f"d_model = heads * d_head = {heads} * {d_head} = {d_model}; one colour per head, one row per token;"
-        " concat = transpose(1, 2), then reshape",
+        f" concat = {move_name}, then reshape",
         fontsize=9,
         va="top",
     )

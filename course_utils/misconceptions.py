@@ -1,18 +1,20 @@
-"""Deprecated: the two buggy answers that today's lesson 04 (cell 63) and tests/test_grade.py still import.
+"""Deprecated: the bug zoo's old home. Use :mod:`course_utils.bugs` (``from course_utils import bugs``).
 
-The catalogue of mistakes is :mod:`course_utils.exercises.misconceptions`; an exercise's buggy answers are
-in its lesson module (:mod:`course_utils.exercises.lesson_04`, ...) or derived from a catalogue patch. This
-module goes away once the phase-2 lesson 04 and the grader's test stop importing it.
+Today's lesson 04 (cell 63) and tests/test_grade.py import ``softmax_along_wrong_axis`` and
+``forward_softmax_wrong_axis`` from here; every name of the bug zoo also resolves here, so
+``from course_utils import misconceptions as bugs`` (as the phase-2 plans write it) works too. This module
+goes away once lesson 04 and the grader's test stop importing it. The catalogue of mistakes is
+:mod:`course_utils.exercises.misconceptions`.
 """
 
 from __future__ import annotations
 
-from course_utils.exercises import lesson_01, lesson_04, patches
+from course_utils import bugs
 
-__all__ = ["forward_softmax_wrong_axis", "softmax_along_wrong_axis"]
+__all__ = ["forward_softmax_wrong_axis", "softmax_along_wrong_axis"]  # noqa: F822 (resolved by __getattr__)
 
-forward_softmax_wrong_axis = patches.patched(lesson_04.my_forward, patches.SOFTMAX_OTHER_AXIS)
-"""``my_forward(mha, query, key, value)`` with the softmax over the queries instead of the keys."""
 
-softmax_along_wrong_axis = patches.patched(lesson_01.softmax_along, patches.SOFTMAX_OTHER_AXIS)
-"""``softmax_along(x, axis)`` normalising another axis than the one asked for."""
+def __getattr__(name: str):
+    if name in bugs.ZOO:
+        return getattr(bugs, name)
+    raise AttributeError(f"module 'course_utils.misconceptions' has no attribute {name!r}; see course_utils.bugs")

@@ -13,7 +13,7 @@ status 1 if any figure has none.
 
 Usage::
 
-    .venv/bin/python scripts/apply_alt_text.py                 # every notebook in notebooks/ and solutions/
+    .venv/bin/python scripts/apply_alt_text.py                 # every notebook in notebooks/
     .venv/bin/python scripts/apply_alt_text.py --check         # report only, write nothing
     .venv/bin/python scripts/apply_alt_text.py path/to/copies/*.ipynb
 """
@@ -88,13 +88,11 @@ def apply_alt_text(nb, texts: dict[str, str]) -> tuple[list[str], list[str], lis
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb and solutions/*.ipynb")
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
     parser.add_argument("--alt-text", type=Path, default=ALT_TEXT_FILE, help="the data file (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="report only; write nothing")
     args = parser.parse_args(argv)
-    paths = args.notebooks or sorted((REPO / "notebooks").glob("*.ipynb")) + sorted(
-        (REPO / "solutions").glob("*.ipynb")
-    )
+    paths = args.notebooks or sorted((REPO / "notebooks").glob("*.ipynb"))
     all_texts = load_alt_text(args.alt_text)
     problems = 0
     figures = 0

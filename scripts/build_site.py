@@ -2,8 +2,8 @@
 
 Steps:
 1. stage a Sphinx source tree in ``build/site_src/``: the pages of ``site_src/`` (configuration, home
-   page, solutions index), the committed executed notebooks (``notebooks/NN_*.ipynb``,
-   ``solutions/*.ipynb``) and ``docs/instructor_guide.md``;
+   page), the committed executed lessons (``notebooks/NN_*.ipynb``, the instructor edition: each lesson
+   is its own solution) and ``docs/instructor_guide.md``;
 2. write each figure's alt text from ``docs/figure_alt_text.json`` into the staged copies (the same
    step as ``scripts/apply_alt_text.py``; a no-op once the notebooks carry it), so every ``<img>``
    of the site has its ``alt``;
@@ -109,14 +109,13 @@ def stage_sources(stage: Path, repo: Path = REPO) -> list[str]:
     shutil.copytree(repo / "site_src", stage)
     texts = load_alt_text(repo / "docs" / "figure_alt_text.json")
     missing = []
-    for folder, pattern in (("notebooks", "[0-9][0-9]_*.ipynb"), ("solutions", "[0-9][0-9]_*.ipynb")):
-        (stage / folder).mkdir()
-        for path in sorted((repo / folder).glob(pattern)):
-            nb = nbformat.read(path, as_version=4)
-            _, absent, _ = apply_alt_text(nb, texts.get(path.name, {}))
-            missing += [f"{folder}/{path.name} cell {cell_id}" for cell_id in absent]
-            fold_solutions(nb, f"{folder}/{path.name}")
-            nbformat.write(nb, stage / folder / path.name)
+    (stage / "notebooks").mkdir()
+    for path in sorted((repo / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        _, absent, _ = apply_alt_text(nb, texts.get(path.name, {}))
+        missing += [f"notebooks/{path.name} cell {cell_id}" for cell_id in absent]
+        fold_solutions(nb, f"notebooks/{path.name}")
+        nbformat.write(nb, stage / "notebooks" / path.name)
     (stage / "docs").mkdir()
     shutil.copy2(repo / "docs" / "instructor_guide.md", stage / "docs" / "instructor_guide.md")
     source = mathjax_dir()

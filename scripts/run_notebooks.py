@@ -2,7 +2,7 @@
 
 Usage (through the Makefile, which sets OMP_NUM_THREADS=1 and PYTHONHASHSEED=0)::
 
-    make notebooks                                   # every lesson and solution
+    make notebooks                                   # every lesson
     .venv/bin/python scripts/run_notebooks.py notebooks/01_attention_numpy.ipynb
     .venv/bin/python scripts/run_notebooks.py --refresh-volatile notebooks/*.ipynb
 

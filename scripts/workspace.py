@@ -107,7 +107,7 @@ class Entry:
 
 
 def lessons(notebooks: Path) -> list[Path]:
-    """The lessons in ``notebooks``: ``NN_*.ipynb``, sorted (solutions and READMEs are not lessons)."""
+    """The lessons in ``notebooks``: ``NN_*.ipynb``, sorted (READMEs and other files are not lessons)."""
     return sorted(Path(notebooks).glob(LESSON_GLOB))
 
 

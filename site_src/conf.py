@@ -59,7 +59,7 @@ html_theme_options = {
 #   COURSE_JUPYTERHUB_URL=https://hub.example.edu COURSE_EDITION_REPO=https://github.com/ORG/attention-course make site
 # Each lesson page then links to nbgitpuller on that hub, which pulls the edition's branch (COURSE_EDITION_BRANCH,
 # default "student", made by `make publish`) into the student's home and opens the lesson: the same link as
-# `make pull-link`. Solutions pages get no button (the edition has no solutions).
+# `make pull-link`. Other pages (home, instructor guide) get no button (the edition holds the lessons only).
 _HUB_URL = os.environ.get("COURSE_JUPYTERHUB_URL", "").strip()
 _EDITION_REPO = os.environ.get("COURSE_EDITION_REPO", "").strip()
 if _HUB_URL and _EDITION_REPO:
@@ -75,7 +75,7 @@ if _HUB_URL and _EDITION_REPO:
 
 
 def _launch_lessons_only(app, pagename, templatename, context, doctree) -> None:
-    """Keep the launch button on lesson pages: the student edition holds the lessons, not the solutions."""
+    """Keep the launch button on lesson pages: the student edition holds the lessons, not the guide."""
     if pagename.startswith("notebooks/") or "header_buttons" not in context:
         return
     context["header_buttons"] = [b for b in context["header_buttons"] if b.get("label") != "launch-buttons"]
@@ -109,7 +109,7 @@ def _label_toctree_toggles(app, pagename, templatename, context, doctree) -> Non
 
 
 def _visit_hidden_cell(self, node) -> None:
-    """myst-nb's toggle for a folded cell (the solutions' "Show solution"), named by its visible prompt.
+    """myst-nb's toggle for a folded cell (a solution region's "Show solution"), named by its visible prompt.
 
     myst-nb labels every such <summary> "Toggle hidden content", which hides the prompt from a screen
     reader; without that label the summary's name is its visible text ("Show solution" / "Hide solution").

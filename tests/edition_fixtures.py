@@ -234,13 +234,12 @@ def fixture_lesson(title: str = "01 · A fixture lesson") -> nbformat.NotebookNo
 
 def write_site_tree(root: Path, repo: Path) -> Path:
     """A clone-like tree in ``root`` for a one-lesson website: ``repo``'s site_src/ (its conf.py), a home page
-    listing the fixture lesson, notebooks/01_fixture.ipynb, an empty solutions/ and a stub guide. Returns root."""
+    listing the fixture lesson, notebooks/01_fixture.ipynb and a stub guide. Returns root."""
     shutil.copytree(repo / "site_src", root / "site_src")
-    (root / "site_src" / "solutions.md").unlink()
     (root / "site_src" / "index.md").write_text(
         "# A fixture course\n\n```{toctree}\n:maxdepth: 1\n\nnotebooks/01_fixture\ndocs/instructor_guide\n```\n"
     )
-    for folder in ("notebooks", "solutions", "docs"):
+    for folder in ("notebooks", "docs"):
         (root / folder).mkdir()
     nbformat.write(fixture_lesson(), root / "notebooks" / "01_fixture.ipynb")
     (root / "docs" / "instructor_guide.md").write_text("# Instructor guide\n\nNothing here.\n")

@@ -1,13 +1,13 @@
 """Notebook hygiene rules, one function per rule: each takes a notebook path and returns a list of problems.
 
-Used by tests/test_notebook_hygiene.py (every lesson and solution, one test per notebook and rule)
+Used by tests/test_notebook_hygiene.py (every lesson, one test per notebook and rule)
 and by its self-test (a scratch copy that breaks one rule must be caught). The repository root is
 taken to be the notebook's grandparent (repo/notebooks/NN_x.ipynb), so a scratch tree in a
 temporary folder is checked exactly like the real one.
 
 The rules (STYLE_GUIDE.md, issue 6):
-- file names: lessons `NN_snake_case.ipynb`; solutions `NN_snake_case_solutions.ipynb` with a lesson
-  of the same name, the same title plus " — solutions", and the same "### Exercise ..." headings;
+- file names: lessons `NN_snake_case.ipynb`; none ends in `_solutions` (each lesson is its own solution:
+  its solution regions, issue 19);
 - title: the first cell is markdown `# NN · Title` with NN the file's number;
 - anatomy: the `##` headings of a lesson, in order (see LESSON_HEADINGS; 00_start_here has no
   Recap, since nothing comes before it); lessons from 01 have at least two exercises;
@@ -33,7 +33,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["CHECKS", "MAX_BYTES", "check_notebook", "is_solution", "notebook_paths"]
+__all__ = ["CHECKS", "MAX_BYTES", "check_notebook", "notebook_paths"]
 
 MAX_BYTES = 1_500_000  # 1.5 MB: figures are PNG at the default dpi; a bigger file means an unintended dump
 LESSON_HEADINGS = [
@@ -47,13 +47,11 @@ LESSON_HEADINGS = [
 ]
 # 00_start_here is the first lesson: nothing to recap. It keeps every other heading of the anatomy.
 START_HERE_HEADINGS = [h for h in LESSON_HEADINGS if h != "## Recap"]
-SOLUTION_HEADINGS = ["## Setup"]  # solutions: the setup, then the exercises (same headings as the lesson)
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
 WIDGET_FALLBACK_CELLS = 3
 FIGURE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
 
 LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9]+(?:_[a-z0-9]+)*\.ipynb$")
-SOLUTION_NAME = re.compile(r"^(\d\d)_[a-z0-9]+(?:_[a-z0-9]+)*_solutions\.ipynb$")
 TITLE = re.compile(r"^# (\d\d) · \S")
 EXERCISE_HEADING = re.compile(r"^### Exercise\b.*$", re.M)
 ABSOLUTE_PATH = re.compile(
@@ -68,12 +66,8 @@ GENERIC_USERS = {"root", "user", "admin", "runner", "jovyan", "ubuntu", "debian"
 
 
 def notebook_paths(repo: Path) -> list[Path]:
-    """Every lesson and solution notebook under repo/notebooks and repo/solutions, sorted."""
-    return sorted((repo / "notebooks").glob("*.ipynb")) + sorted((repo / "solutions").glob("*.ipynb"))
-
-
-def is_solution(path: Path) -> bool:
-    return Path(path).parent.name == "solutions"
+    """Every notebook under repo/notebooks (the lessons), sorted."""
+    return sorted((repo / "notebooks").glob("*.ipynb"))
 
 
 @lru_cache(maxsize=64)
@@ -121,10 +115,6 @@ def _join(value) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
-def _lesson_for(path: Path) -> Path:
-    return path.parent.parent / "notebooks" / path.name.replace("_solutions.ipynb", ".ipynb")
-
-
 def _label(nb: dict, index: int) -> str:
     """'code cell k (cell i)': k counts code cells from 1, i counts all cells from 0."""
     cell = nb["cells"][index]
@@ -139,13 +129,9 @@ def _label(nb: dict, index: int) -> str:
 
 def check_file_name(path: Path) -> list[str]:
     path = Path(path)
-    if is_solution(path):
-        if not SOLUTION_NAME.match(path.name):
-            return [f"{path.name}: a solution is named NN_snake_case_solutions.ipynb"]
-        if not _lesson_for(path).exists():
-            return [f"{path.name}: no matching lesson notebooks/{_lesson_for(path).name}"]
-        return []
-    if not LESSON_NAME.match(path.name) or path.name.endswith("_solutions.ipynb"):
+    if path.name.endswith("_solutions.ipynb"):
+        return [f"{path.name}: a lesson is its own solution (solution regions); no separate _solutions notebook"]
+    if not LESSON_NAME.match(path.name):
         return [f"{path.name}: a lesson is named NN_snake_case.ipynb (two digits, lower case, underscores)"]
     return []
 
@@ -161,22 +147,11 @@ def check_title(path: Path) -> list[str]:
         return [f"{path.name}: title {title!r} is not '# NN · Title'"]
     if match.group(1) != path.name[:2]:
         return [f"{path.name}: title number {match.group(1)} does not match the file number {path.name[:2]}"]
-    if is_solution(path):
-        lesson = _lesson_for(path)
-        if lesson.exists():
-            lesson_cells = load(lesson)["cells"]
-            lesson_title = _source(lesson_cells[0]).strip().splitlines()[0] if lesson_cells else ""
-            if title != f"{lesson_title} — solutions":
-                return [f"{path.name}: title {title!r} should be the lesson's title plus ' — solutions'"]
-        elif not title.endswith(" — solutions"):
-            return [f"{path.name}: title {title!r} should end with ' — solutions'"]
     return []
 
 
 def required_headings(path: Path) -> list[str]:
     path = Path(path)
-    if is_solution(path):
-        return SOLUTION_HEADINGS
     return START_HERE_HEADINGS if path.name.startswith("00_") else LESSON_HEADINGS
 
 
@@ -191,16 +166,9 @@ def check_headings(path: Path) -> list[str]:
     if not problems and order != present:
         problems.append(f"{path.name}: anatomy headings out of order: {order} (expected {present})")
     exercises = EXERCISE_HEADING.findall("\n".join(_headings(nb, "### ")))
-    if is_solution(path):
-        lesson = _lesson_for(path)
-        if lesson.exists():
-            expected = EXERCISE_HEADING.findall("\n".join(_headings(load(lesson), "### ")))
-            if exercises != expected:
-                problems.append(f"{path.name}: exercise headings {exercises} differ from the lesson's {expected}")
-    else:
-        needed = 1 if path.name.startswith("00_") else 2
-        if len(exercises) < needed:
-            problems.append(f"{path.name}: {len(exercises)} '### Exercise' heading(s), at least {needed} expected")
+    needed = 1 if path.name.startswith("00_") else 2
+    if len(exercises) < needed:
+        problems.append(f"{path.name}: {len(exercises)} '### Exercise' heading(s), at least {needed} expected")
     return problems
 
 
@@ -318,8 +286,6 @@ def _lesson_map_lines(readme: Path) -> list[str]:
 
 def check_listed(path: Path) -> list[str]:
     path = Path(path)
-    if is_solution(path):
-        return []
     repo = path.parent.parent
     problems = []
     index = repo / "notebooks" / "README.md"

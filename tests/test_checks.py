@@ -354,10 +354,10 @@ def test_an_answer_that_changes_torchs_defaults_breaks_no_check(capsys):
         return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool, device="cpu"))
 
     try:
-        checks.check("02.my_causal_mask", my_causal_mask)
+        checks.check("02.causal_mask", my_causal_mask)
         assert capsys.readouterr().out.startswith("✅")
         assert torch.get_default_dtype() == torch.float32 and str(torch.get_default_device()) == "cpu"
-        checks.check("02.my_padding_mask", lesson_02.padding_mask_loop)
+        checks.check("02.padding_mask", lesson_02.padding_mask_loop)
         assert capsys.readouterr().out.startswith("✅")
     finally:
         torch.set_default_device(None)

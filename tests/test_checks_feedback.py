@@ -179,11 +179,11 @@ def test_every_misconception_has_a_nudge_that_asks():
         ("01.score_variance_d64", float("inf"), "❓ This prediction is a finite number"),
         ("01.score_variance_d64", np.arange(3), "❓ This prediction is one number"),
         ("01.score_variance_d64", "sixty-four", "❓ This prediction is a number"),
-        ("03.parameters_d512", 1_048_576, "❌ 1,048,576 is the four matrices without their biases"),
-        ("03.parameters_d512", 786_432, "❌ 786,432 is the tutorial's 3·512²"),
+        ("03.parameters_d512", 1_048_576, "❌ 1,048,576 is the four matrices without their four biases"),
+        ("03.parameters_d512", 786_432, "❌ 786,432 is the count a widely copied tutorial gives, 3·512²"),
         ("03.parameters_d512", 1_050_624, "✅ Right: 1,050,624"),
         ("03.parameters_d512", 1_050_000, "❌ Off by 624 (0.059% too low)"),
-        ("03.split_shape", (2, 5, 2, 4), "❌ (2, 5, 2, 4) is the shape before the transpose"),
+        ("03.split_shape", (2, 5, 2, 4), "❌ (2, 5, 2, 4) is the features cut into heads with the heads still behind"),
         ("03.split_shape", (2, 4, 5, 2), "❌ Not quite: the right sizes, in another order"),
         ("02.causal_true_count", 10, "❌ 10 is the count without the diagonal"),
         ("02.causal_true_count", 14, "❌ Off by 1"),  # a count may be off by one; a label may not
@@ -228,7 +228,7 @@ def test_every_number_prediction_refuses_a_factor_of_two():
 
 def test_known_wrong_values_are_wrong_and_distinct():
     for prediction in exercises.PREDICTIONS.values():
-        ids = [k.id for k in prediction.known_wrong]
+        ids = [k.id for k in prediction.known_wrong if k.id is not None]  # None: a wrong idea with no catalogue id
         assert len(ids) == len(set(ids)), prediction.id
         for known in prediction.known_wrong:
             verdict = judge_prediction(prediction, known.value)
@@ -239,3 +239,103 @@ def test_a_prediction_rtol_beyond_a_quarter_is_refused():
     with pytest.raises(ValueError, match="a factor-two error is never right"):
         exercises.Prediction("99.loose", "?", "number", 1.0, rtol=0.5)
     assert math.isclose(exercises.get_prediction("01.score_variance_d64").rtol, 0.1)
+
+
+# ---------------------------------------------------------------------------------------------
+# set and choice predictions, known wrongs as a dict, two predictions in one cell
+# ---------------------------------------------------------------------------------------------
+
+_KEYS = exercises.Prediction(
+    "99.keys_query2",
+    "Which keys may query 2 attend to under a causal mask?",
+    "set",
+    {0, 1, 2},
+    known_wrong={
+        (0, 1): ("causal_no_diagonal", "the keys before it; a query also sees its own position"),
+        frozenset({2, 3, 4}): ("causal_triu", "the keys from it onwards: the mask kept the upper triangle"),
+    },
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "status", "start"),
+    [
+        ({0, 1, 2}, "right", "✅ Right: {0, 1, 2}."),
+        ([2, 0, 1], "right", "✅ Right: {0, 1, 2}."),  # a list: order does not matter
+        ((0, 1, 2, 2), "right", "✅ Right: {0, 1, 2}."),  # repeats do not matter
+        (np.array([0, 1, 2]), "right", "✅ Right"),
+        ([0, 1], "wrong", "❌ {0, 1} is the keys before it; a query also sees its own position."),
+        ({4, 3, 2}, "wrong", "❌ {2, 3, 4} is the keys from it onwards"),
+        ({0, 1, 2, 3}, "wrong", "❌ Not quite: 1 does not belong."),
+        ({0}, "wrong", "❌ Not quite: 2 are missing."),
+        (set(), "wrong", "❌ Not quite: 3 are missing."),
+        ([0.5, 1], "not_answered", "❓ This prediction is a set of whole numbers"),
+        ([True, 1], "not_answered", "❓ This prediction is a set of whole numbers"),
+        ("0, 1, 2", "not_answered", "❓ This prediction is a set of whole numbers"),
+        (..., "not_answered", "✍️ Write your prediction first"),
+    ],
+)
+def test_a_set_prediction_ignores_order_and_names_known_sets(value, status, start):
+    verdict = judge_prediction(_KEYS, value)
+    assert verdict.status == status and verdict.message.startswith(start), verdict.message
+    if verdict.message.startswith("❌ {0, 1}"):
+        assert verdict.known_wrong == "causal_no_diagonal"
+
+
+def test_a_choice_compares_strings_loosely_and_numbers_by_value_never_a_bool_for_an_int():
+    words = exercises.Prediction("99.words", "?", "choice", "nan, 0, 0", choices=("nan, 0, 0", "nan", "1, 0, 0"))
+    assert judge_prediction(words, "  NaN,   0, 0 ").status == "right"
+    assert judge_prediction(words, "nan,0,0").status == "not_answered"  # spaces collapse; they are not removed
+    flag = exercises.Prediction("99.flag", "?", "choice", True, choices=(True, False))
+    assert judge_prediction(flag, np.bool_(True)).status == "right"
+    assert judge_prediction(flag, 1).status == "not_answered"
+    count = exercises.Prediction("99.count", "?", "choice", 3, choices=(1, 2, 3), known_wrong={2: (None, "one short")})
+    assert judge_prediction(count, np.int64(3)).status == "right"
+    assert judge_prediction(count, 3.0).status == "right"
+    assert judge_prediction(count, True).status == "not_answered"
+    assert judge_prediction(count, 2).message.startswith("❌ 2 is one short")
+
+
+def test_known_wrong_given_as_a_dict_becomes_known_wrong_items():
+    assert _KEYS.known_wrong[0] == exercises.KnownWrong((0, 1), "causal_no_diagonal", _KEYS.known_wrong[0].why)
+    with pytest.raises(TypeError, match="known_wrong maps a value to"):
+        exercises.Prediction("99.bad", "?", "number", 1, known_wrong={2: "why"})
+    with pytest.raises(ValueError, match="kind must be one of"):
+        exercises.Prediction("99.bad", "?", "sets", {1})
+
+
+def test_two_predictions_in_one_cell_each_get_their_line(capsys):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "editions.py"  # scripts/ is not a package
+    spec = importlib.util.spec_from_file_location("course_scripts_editions", path)
+    editions = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = editions
+        spec.loader.exec_module(editions)
+    student_edition = editions.student_edition
+
+    source = (
+        "### BEGIN SOLUTION\n"
+        "prediction = (5, 7)\n"
+        "prediction_mixed = 64\n"
+        "### END SOLUTION\n"
+        'checks.predict("00.scores_shape", prediction)\n'
+        'checks.predict("01.score_variance_d64", prediction_mixed)\n'
+    )
+    nb = {
+        "cells": [
+            {"cell_type": "code", "id": "c1", "metadata": {}, "source": source, "outputs": [], "execution_count": 1}
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    stub = "".join(student_edition(nb)["cells"][0]["source"])
+    assert "prediction = ...\nprediction_mixed = ...\n" in stub
+    for code in (stub, source.replace("### BEGIN SOLUTION\n", "").replace("### END SOLUTION\n", "")):
+        exec(code, {"checks": checks})
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["✍️", "✍️", "✅", "✅"], lines

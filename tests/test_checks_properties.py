@@ -159,12 +159,13 @@ _SMALL = Prediction("99.small", "a small number?", "number", 0.125, rtol=0.25)
 _SHAPE = Prediction("99.shape", "a shape?", "shape", (2, 4, 5, 7))
 _INDEX = Prediction("99.index", "an index?", "index", 0)
 _CHOICE = Prediction("99.choice", "a choice?", "choice", "nan", choices=("weights", "nan", "inf"))
+_SET = Prediction("99.set", "which keys?", "set", {0, 1, 2}, known_wrong={(0, 1): (None, "the keys before it")})
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=values)
 def test_predictions_answer_any_value_in_words(value):
-    for prediction in (_NUMBER, _SMALL, _SHAPE, _INDEX, _CHOICE):
+    for prediction in (_NUMBER, _SMALL, _SHAPE, _INDEX, _CHOICE, _SET):
         verdict = predictions.judge_prediction(prediction, value)
         assert verdict.status in ("right", "wrong", "not_answered")
         assert "\n" not in verdict.message and "nan%" not in verdict.message and "inf%" not in verdict.message

@@ -81,6 +81,38 @@ def test_head_split_draws_one_cell_per_number_and_the_shapes_of_each_stage(heads
     assert f"= {heads} * {d_head} = {heads * d_head}" in text
 
 
+@pytest.mark.parametrize(
+    ("api", "names"),
+    [
+        ("torch", ["view", "transpose(1, 2)", "out_proj (mixes heads)", "concat = transpose(1, 2), then reshape"]),
+        (
+            "numpy",
+            ["reshape", "transpose(0, 2, 1, 3)", "@ W_o (mixes heads)", "concat = transpose(0, 2, 1, 3), then reshape"],
+        ),
+    ],
+)
+def test_head_split_labels_its_stages_with_the_names_of_the_api_it_is_drawn_for(api, names):
+    """Lesson 03 (NumPy) draws NumPy's calls; a NumPy array's transpose(1, 2) would raise, so the labels must match."""
+    ax = diagrams.draw_head_split(heads=2, d_head=2, seq_len=3, api=api)
+    labels = diagrams.box_labels(ax)
+    assert labels[:3] == ["x", names[0], names[1]]
+    assert labels[-1] == names[2]
+    assert names[3] in _all_text(ax).replace("\n", " ")
+    other = {"torch": "numpy", "numpy": "torch"}[api]
+    other_names = diagrams.box_labels(diagrams.draw_head_split(heads=2, d_head=2, seq_len=3, api=other))
+    assert names[0] not in other_names and names[1] not in other_names
+
+
+def test_head_split_numpy_labels_are_calls_numpy_accepts():
+    import numpy as np
+
+    x = np.arange(2 * 3 * 4.0).reshape(2, 3, 4)  # (batch, seq_len, d_model), 2 heads of 2
+    split = x.reshape(2, 3, 2, 2).transpose(0, 2, 1, 3)  # the labels, as NumPy calls
+    assert split.shape == (2, 2, 3, 2)
+    with pytest.raises(ValueError):
+        x.reshape(2, 3, 2, 2).transpose(1, 2)  # the torch label is not a NumPy call
+
+
 def test_head_split_colours_one_head_per_colour():
     ax = diagrams.draw_head_split(heads=3, d_head=2, seq_len=1)
     first_stage = [tuple(p.get_facecolor()) for p in ax.patches[:6]]  # x: one token, d_model = 6 cells
@@ -125,6 +157,7 @@ def test_module_projection_names_match_the_pytorch_module():
         (lambda: diagrams.draw_head_split(heads=9), ValueError, "heads must be at most 8"),
         (lambda: diagrams.draw_head_split(d_head=7), ValueError, "d_head must be at most 6"),
         (lambda: diagrams.draw_head_split(seq_len=0), ValueError, "seq_len must be a positive int"),
+        (lambda: diagrams.draw_head_split(api="jax"), ValueError, "api must be 'torch' or 'numpy'"),
         (lambda: diagrams.draw_multi_head_block(heads=True), TypeError, "heads must be an int"),
         (lambda: diagrams.draw_multi_head_block(ax=3), TypeError, "ax must be a matplotlib Axes"),
         (lambda: diagrams.box_labels(None), TypeError, "ax must be a matplotlib Axes"),

@@ -58,10 +58,10 @@ def test_patches_reach_beyond_the_exercises_that_declare_them(rows):
         for mid, _, _, source, _ in row.misconceptions:
             if source == "patch":
                 derived.setdefault(mid, []).append(row.exercise)
-    assert set(derived["causal_triu"]) >= {"02.my_causal_mask", "02.decoder_mask", "08.my_decoder_masks"}
+    assert set(derived["causal_triu"]) >= {"02.causal_mask", "02.decoder_mask", "08.my_decoder_masks"}
     assert set(derived["softmax_wrong_axis"]) >= {"01.softmax_along", "01.self_attention", "04.my_forward"}
     assert set(derived["no_scaling"]) >= {"01.self_attention", "04.my_forward"}
-    assert set(derived["split_single_reshape"]) >= {"03.my_split_heads", "03.cross_attend"}
+    assert set(derived["split_single_reshape"]) >= {"03.split_heads", "03.multi_head_attention"}
 
 
 SOFTMAX_SCORES_BOUNDED = {"01.by_hand_new_query": "the worked example's three fixed scores"}
@@ -97,8 +97,9 @@ def test_the_command_line(capsys):
 SQUARE_BY_NATURE = {
     "02.masked_softmax": "a causal mask over one sequence is (q_len, q_len)",
     "02.cross_attend_padded": "one case has batch == q_len on purpose: the silent bug of lesson 02",
-    "03.cross_attend": "W_q, W_k, W_v, W_o are (d_model, d_model)",
-    "03.heads_by_weight_slices": "W_q, W_k, W_v, W_o are (d_model, d_model)",
+    "03.multi_head_attention": "W_q, W_k, W_v, W_o are (d_model, d_model); one case has seq_len == d_model on purpose",
+    "03.multi_head_attention_loop": "W_q, W_k, W_v, W_o are (d_model, d_model); one case has seq_len == d_model",
+    "03.grouped_query_attention": "W_q and W_o are (d_model, d_model)",
     "05.previous_token_score": "self-attention weights are (heads, seq_len, seq_len)",
 }
 

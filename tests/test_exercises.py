@@ -1,8 +1,8 @@
 """Every exercise of every lesson, driven through checks.check with every kind of answer.
 
 The exercises are found by reading the lesson notebooks: each `checks.check("NN.name", fn)` call and the stub
-`fn` it checks. The correct answer is the function of the same name in the lesson's solutions notebook (or the
-exercise's first correct variant where a lesson has none). Each exercise is driven with the untouched stub (the
+`fn` it checks. The correct answer is the lesson's own function where its body is a solution region (the lesson is
+its own solution), else the exercise's first correct variant. Each exercise is driven with the untouched stub (the
 `raise NotImplementedError` of today's lessons and the `...` of the student editions), the solution, a crashing
 answer, a `None` return and an endless loop; the printed verdict, the function `checks.check` returns and the
 COURSE_CHECK_LOG record are asserted. The checker audit (variants, misconceptions, helpers) is
@@ -68,10 +68,6 @@ def _defs_and_imports(path: Path, tag: str) -> dict:
     return namespace
 
 
-def _solution_path(lesson_path: Path) -> Path:
-    return REPO / "solutions" / f"{lesson_path.stem}_solutions.ipynb"
-
-
 _NAMESPACES: dict = {}
 
 
@@ -82,18 +78,33 @@ def _namespace(path: Path, tag: str) -> dict:
     return _NAMESPACES[key]
 
 
-def _stub(eid):
+def _stubs(eid) -> list:
+    """The stubs a student can meet: the edition's `...` and, where the lesson still ships one, the lesson's own."""
     _, fn, path = next(c for c in LESSON_CHECKS if c[0] == eid)
-    return _namespace(path, "lesson")[fn]
+    lesson = [] if _has_solution_region(path, fn) else [_namespace(path, "lesson")[fn]]
+    return [*lesson, _ellipsis_stub(eid)]
+
+
+def _has_solution_region(path: Path, fn: str) -> bool:
+    """Does the lesson define ``fn`` with a solution region in it (the instructor edition's complete function)?"""
+    for source in _code_cells(path):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == fn:
+                if "### BEGIN SOLUTION" in ast.get_source_segment(source, node):
+                    return True
+    return False
 
 
 def _solution(eid):
     _, fn, path = next(c for c in LESSON_CHECKS if c[0] == eid)
-    solutions = _solution_path(path)
-    if not solutions.exists():  # a lesson that is its own solution: a copy of the exercise's first variant
-        variant = exercises.get(eid).variants[0]
-        return types.FunctionType(variant.__code__, variant.__globals__, variant.__name__, variant.__defaults__)
-    return _namespace(solutions, "solution")[fn]
+    if _has_solution_region(path, fn):  # the lesson is its own solution
+        return _namespace(path, "lesson")[fn]
+    variant = exercises.get(eid).variants[0]  # no region yet: a copy of the exercise's first correct variant
+    return types.FunctionType(variant.__code__, variant.__globals__, variant.__name__, variant.__defaults__)
 
 
 def _answer(eid, body: str, extra: dict | None = None):
@@ -171,15 +182,6 @@ def test_registry_order_and_for_lesson():
         assert e.title and e.section and len(e.hints) >= 3, e.id
 
 
-def test_solutions_check_every_exercise_strictly():
-    for eid, _, path in LESSON_CHECKS:
-        solutions = _solution_path(path)
-        if not solutions.exists():
-            continue
-        sources = "\n".join(_code_cells(solutions))
-        assert f'checks.check("{eid}", {exercises.get(eid).function}, strict=True)' in sources, eid
-
-
 def test_check_cells_show_no_solution():
     """A check sits in its own cell, or after the function whose body is a solution region (removed for students)."""
     for eid, _, path in LESSON_CHECKS:
@@ -221,7 +223,7 @@ def test_every_prediction_is_asked_in_its_lesson():
 
 @pytest.mark.parametrize("eid", IDS)
 def test_untouched_stubs_are_not_attempted(eid, capsys, log):
-    for stub in (_stub(eid), _ellipsis_stub(eid)):
+    for stub in _stubs(eid):
         out, record = _run(eid, stub, capsys, log)
         assert record["status"] == "not_attempted" and record["misconception"] is None
         assert out.startswith("⏳") and "not attempted yet" in out
@@ -258,8 +260,8 @@ def test_slow_answer_is_stopped(eid, capsys, log):
 
 
 def test_the_course_version_handed_back_is_not_a_pass(capsys, log):
-    exercise = exercises.get("02.my_padding_mask")
-    returned = checks.check(exercise.id, _stub(exercise.id))
+    exercise = exercises.get("02.padding_mask")
+    returned = checks.check(exercise.id, _stubs(exercise.id)[0])
     capsys.readouterr()
     assert returned is exercise.reference
     out, record = _run(exercise.id, returned, capsys, log)  # the check cell run again, the def cell not
@@ -286,10 +288,10 @@ def test_known_delegation_holes_are_closed(capsys, log):
             "X, Wq, Wk, Wv = args\nreturn numpy_attention.scaled_dot_product_attention(X @ Wq, X @ Wk, X @ Wv)",
             {"numpy_attention": numpy_attention},
         ),
-        ("02.my_padding_mask", "return masks.make_padding_mask(*args)", {"masks": masks}),
-        ("02.my_causal_mask", "return masks.make_causal_mask(*args)", {"masks": masks}),
+        ("02.padding_mask", "return masks.make_padding_mask(*args)", {"masks": masks}),
+        ("02.causal_mask", "return masks.make_causal_mask(*args)", {"masks": masks}),
         ("04.my_forward", "mha, q, k, v = args\nreturn mha(q, k, v)[0]", {}),
-        ("03.my_split_heads", "return split_heads(*args)", {"split_heads": numpy_attention.split_heads}),
+        ("03.split_heads", "return numpy_attention.split_heads(*args)", {"numpy_attention": numpy_attention}),
         ("05.row_entropy", "return float(explorer.row_entropy(args[0]))", {"explorer": explorer}),
         ("05.previous_token_score", "return heads.head_role_scores(args[0])['previous']", {"heads": heads}),
         ("06.kv_cache_step", "return efficient.kv_cache_step(*args)", {"efficient": efficient}),

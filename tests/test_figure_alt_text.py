@@ -1,6 +1,6 @@
 """Every figure has a text alternative: what it shows and what to notice (issue 14).
 
-A figure is a code cell with an image output, in notebooks/ or solutions/. Its alt text lives in
+A figure is a code cell with an image output, in a lesson (notebooks/). Its alt text lives in
 ``docs/figure_alt_text.json`` (keyed by notebook file name and cell id) and is written into the cell's
 ``metadata.mystnb.image.alt`` by ``scripts/apply_alt_text.py``; myst-nb carries it into the website's
 ``<img alt>``. These tests refuse a figure without one, a data-file entry that matches no figure, and
@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb")) + sorted((REPO / "solutions").glob("*.ipynb"))
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 
 def _script():

@@ -9,9 +9,10 @@ from the cache, a changed notebook is re-run, and grades.html is read by a parse
 headless Chromium (skipped without /usr/bin/chromium).
 
 Real lessons (need the exercise engine, course_utils.exercises and checks.check): lesson 01
-solved (its solutions notebook: all passed) and as shipped (all not_attempted). Marked slow: every
-lesson solved and shipped, and lesson 01 broken in every way (a misconception, a None return, a
-crash, an endless loop, a deleted check, no kernel metadata, a first cell that raises, not JSON).
+solved (tests/solved_lessons.py: all passed) and as shipped (its student edition: all not_attempted).
+Marked slow: every lesson solved and shipped, and lesson 01 broken in every way (a misconception, a
+None return, a crash, an endless loop, a deleted check, no kernel metadata, a first cell that raises,
+not JSON).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import solved_lessons
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from course_utils import grading
@@ -341,21 +343,18 @@ def _engine():
 
 
 def _real_submissions(root: Path, lessons) -> Path:
-    """root/solved/: the solutions notebooks under the lessons' names; root/shipped/: the lessons as shipped."""
+    """root/solved/: the lessons solved; root/shipped/: their student editions (tests/solved_lessons.py)."""
     (root / "solved").mkdir()
     (root / "shipped").mkdir()
-    for path in sorted((REPO / "solutions").glob("*_solutions.ipynb")):
-        if path.name[:2] in lessons:
-            shutil.copyfile(path, root / "solved" / path.name.replace("_solutions", ""))
-    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        if path.name[:2] in lessons:
-            shutil.copyfile(path, root / "shipped" / path.name)
+    for path in solved_lessons.lessons(lessons):
+        nbformat.write(solved_lessons.solved(path), root / "solved" / path.name)
+        nbformat.write(solved_lessons.shipped(path), root / "shipped" / path.name)
     return root
 
 
 def _check_real(root: Path, lessons, exercises) -> None:
     assert sorted(p.name[:2] for p in (root / "shipped").glob("*.ipynb")) == sorted(lessons)
-    assert sorted(p.name[:2] for p in (root / "solved").glob("*.ipynb")) == sorted(set(lessons) - {"00"})  # 00: none
+    assert sorted(p.name[:2] for p in (root / "solved").glob("*.ipynb")) == sorted(lessons)
     run = grading.grade(root, cell_timeout=300, notebook_timeout=900, progress=False)
     rows = read_csv(root / "grades.csv")
     for student, status in (("solved", "passed"), ("shipped", "not_attempted")):
@@ -381,8 +380,8 @@ def _rebind_before_check(nb, exercise_id: str, source: str) -> None:
 
 
 def _as_student(path: Path):
-    """A solutions notebook as a student would hand it in: checks without strict=True."""
-    nb = nbformat.read(path, as_version=4)
+    """A solved lesson as a student would hand it in: checks without strict=True."""
+    nb = solved_lessons.solved(path)
     for cell in nb.cells:
         cell.source = cell.source.replace(", strict=True)", ")")
     return nb
@@ -390,13 +389,13 @@ def _as_student(path: Path):
 
 @pytest.mark.slow
 def test_real_lesson_broken_in_every_way(tmp_path):
-    """Lesson 01's solutions, broken: a misconception, a None return, a crash, an endless loop, a deleted check."""
+    """Lesson 01 solved, then broken: a misconception, a None return, a crash, an endless loop, a deleted check."""
     exercises = _engine()
     lesson_01 = list(exercises.for_lesson("01"))
     first, second, third = lesson_01[:3]  # the others pass unchanged
-    solution = REPO / "solutions" / "01_attention_numpy_solutions.ipynb"
+    solution = REPO / "notebooks" / "01_attention_numpy.ipynb"
 
-    nb = nbformat.read(solution, as_version=4)
+    nb = solved_lessons.solved(solution)
     _rebind_before_check(
         nb,
         first.id,

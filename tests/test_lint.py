@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PATHS = ["course_utils", "tests", "benchmarks", "scripts", "notebooks", "solutions"]
+PATHS = ["course_utils", "tests", "benchmarks", "scripts", "notebooks", "site_src"]
 RUFF = Path(sys.executable).with_name("ruff")
 
 

@@ -1,4 +1,4 @@
-"""Notebook hygiene: every lesson and solution, one test per notebook and rule (rules in tests/hygiene.py).
+"""Notebook hygiene: every lesson, one test per notebook and rule (rules in tests/hygiene.py).
 
 A failure reads like `test_hygiene[02_masking-execution_counts]` followed by the problems found.
 The self-tests below build a scratch tree in a temporary folder: a minimal notebook that obeys every
@@ -8,7 +8,6 @@ exactly that rule), and a broken copy of a real lesson.
 
 import copy
 import json
-import shutil
 from pathlib import Path
 
 import hygiene
@@ -33,10 +32,11 @@ def test_the_course_has_its_first_lesson():
     assert (REPO / "notebooks" / "00_start_here.ipynb") in NOTEBOOKS
 
 
-def test_every_lesson_from_01_has_a_solution():
-    lessons = [p for p in NOTEBOOKS if not hygiene.is_solution(p) and not p.name.startswith("00_")]
-    missing = [p.name for p in lessons if not (REPO / "solutions" / f"{p.stem}_solutions.ipynb").exists()]
-    assert not missing, f"lessons without solutions/NN_..._solutions.ipynb: {missing}"
+def test_each_lesson_is_its_own_solution():
+    """No solutions/ folder and no *_solutions notebook: nothing would check, run or publish one (issue 19)."""
+    assert not (REPO / "solutions").exists(), "solutions/ is retired: put the solution in the lesson's solution regions"
+    stray = sorted(p.relative_to(REPO).as_posix() for p in REPO.glob("*/*_solutions.ipynb"))
+    assert not stray, f"separate solutions notebooks: {stray}"
 
 
 # ---- the checker checks itself ------------------------------------------------------------------
@@ -95,31 +95,18 @@ def good_lesson() -> dict:
     return _executed(nb)
 
 
-def good_solution(lesson: dict) -> dict:
-    nb = copy.deepcopy(lesson)
-    keep = [0, 3, 4, 9, 10]  # title, setup, setup code, the two exercise headings
-    nb["cells"] = [nb["cells"][i] for i in keep]
-    nb["cells"][0]["source"] = "# 01 · Scratch lesson — solutions"
-    return _executed(nb)
-
-
-def write_tree(root: Path, lesson: dict, solution: dict | None = None, name="01_scratch_lesson") -> Path:
+def write_tree(root: Path, lesson: dict, name="01_scratch_lesson") -> Path:
     (root / "notebooks").mkdir(parents=True, exist_ok=True)
-    (root / "solutions").mkdir(exist_ok=True)
     (root / "notebooks" / "README.md").write_text(f"- {name}.ipynb: the scratch lesson\n")
     (root / "README.md").write_text(f"# Course\n\n## Lesson map\n\n| 01 | [{name}.ipynb](notebooks/{name}.ipynb) |\n")
     path = root / "notebooks" / f"{name}.ipynb"
     path.write_text(json.dumps(lesson))
-    if solution is not None:
-        (root / "solutions" / f"{name}_solutions.ipynb").write_text(json.dumps(solution))
     return path
 
 
 def test_checker_passes_a_clean_scratch_tree(tmp_path):
-    lesson = write_tree(tmp_path, good_lesson(), good_solution(good_lesson()))
-    solution = tmp_path / "solutions" / "01_scratch_lesson_solutions.ipynb"
+    lesson = write_tree(tmp_path, good_lesson())
     assert hygiene.check_notebook(lesson) == {}
-    assert hygiene.check_notebook(solution) == {}
 
 
 def _set(index, key, value):
@@ -226,25 +213,13 @@ def test_checker_catches_bad_names_and_unlisted_notebooks(tmp_path):
     ]
 
 
-def test_checker_catches_broken_solutions(tmp_path):
-    lesson = good_lesson()
-    orphan = good_solution(lesson)
-    write_tree(tmp_path, lesson, orphan)
-    solution = tmp_path / "solutions" / "01_scratch_lesson_solutions.ipynb"
-    renamed = solution.with_name("01_other_lesson_solutions.ipynb")
-    shutil.move(solution, renamed)
-    assert "file_name" in hygiene.check_notebook(renamed)
-
-    wrong_title = good_solution(lesson)
-    wrong_title["cells"][0]["source"] = "# 01 · Scratch lesson"
-    write_tree(tmp_path / "t", lesson, wrong_title)
-    assert "title" in hygiene.check_notebook(tmp_path / "t" / "solutions" / "01_scratch_lesson_solutions.ipynb")
-
-    missing_exercise = good_solution(lesson)
-    missing_exercise["cells"].pop()
-    write_tree(tmp_path / "e", lesson, missing_exercise)
-    found = hygiene.check_notebook(tmp_path / "e" / "solutions" / "01_scratch_lesson_solutions.ipynb")
-    assert set(found) == {"headings"}, found
+def test_checker_refuses_a_separate_solutions_notebook(tmp_path):
+    """A lesson is its own solution: a `NN_name_solutions.ipynb` beside it is caught, with the reason."""
+    path = write_tree(tmp_path, good_lesson(), name="01_scratch_lesson_solutions")
+    assert hygiene.check_file_name(path) == [
+        "01_scratch_lesson_solutions.ipynb: a lesson is its own solution (solution regions); "
+        "no separate _solutions notebook"
+    ]
 
 
 def test_start_here_needs_no_recap(tmp_path):

@@ -230,8 +230,6 @@ def _cheapest_candidate():
     """The lesson whose first sanitized cell comes earliest (fewest code cells to run), and that cell."""
     best = None
     for path in NOTEBOOKS:
-        if hygiene.is_solution(path):
-            continue
         found = _first_sanitized_cell(path)
         if found is None:
             continue
@@ -409,7 +407,7 @@ def test_portable_report_names_the_failing_cells(tmp_path):
     junit.write_text(
         '<testsuites><testsuite><testcase classname="notebooks.04_multi_head_pytorch.ipynb" name="Cell 40">'
         '<failure message="Cell outputs differ"/></testcase>'
-        '<testcase classname="solutions.01_attention_numpy_solutions.ipynb" name="Cell 1"/>'
+        '<testcase classname="notebooks.01_attention_numpy.ipynb" name="Cell 1"/>'
         '<testcase classname="notebooks.00_start_here.ipynb" name="Cell 2"><skipped/></testcase>'
         "</testsuite></testsuites>"
     )

@@ -1,6 +1,6 @@
 """The student workspace (scripts/workspace.py, behind `make lab`, `make workspace`, `make reset-lesson`).
 
-On a temporary clone-like tree (notebooks/ with executed lessons, solutions/): the first run makes
+On a temporary clone-like tree (notebooks/ with executed lessons and a README): the first run makes
 cleared copies; an edited copy survives the next run; a lesson added later is copied in and the
 others are left alone; a lesson that changed is reported as outdated and not overwritten; a reset
 keeps a backup. Then the Makefile: `make lab` runs the same command as `make workspace` before it
@@ -61,13 +61,11 @@ def _executed_lesson(title: str, code: str = "x = 1\nx") -> nbformat.NotebookNod
 
 @pytest.fixture
 def tree(tmp_path) -> Path:
-    """A clone-like tree: notebooks/ with two executed lessons and a README, solutions/ with one solution."""
+    """A clone-like tree: notebooks/ with two executed lessons and a README."""
     (tmp_path / "notebooks").mkdir()
-    (tmp_path / "solutions").mkdir()
     nbformat.write(_executed_lesson("00 Start"), tmp_path / "notebooks" / "00_start.ipynb")
     nbformat.write(_executed_lesson("01 Attention"), tmp_path / "notebooks" / "01_attention.ipynb")
     (tmp_path / "notebooks" / "README.md").write_text("lesson map\n")
-    nbformat.write(_executed_lesson("01 solved"), tmp_path / "solutions" / "01_attention_solutions.ipynb")
     return tmp_path
 
 
@@ -104,7 +102,7 @@ def test_first_run_creates_cleared_copies_of_lessons_only(tree):
         "01_attention.ipynb": "created",
     }
     copies = sorted(path.name for path in (tree / "my_work").iterdir() if not path.name.startswith("."))
-    assert copies == ["00_start.ipynb", "01_attention.ipynb"], "README, solutions or backups were copied"
+    assert copies == ["00_start.ipynb", "01_attention.ipynb"], "the README or backups were copied"
     for name in copies:
         nb = _assert_cleared(tree / "my_work" / name)
         lesson = nbformat.read(tree / "notebooks" / name, as_version=4)

@@ -5,7 +5,7 @@ Lessons never import this package: they call :mod:`course_utils.checks`. The map
 - ``lesson_00.py`` … ``lesson_08.py``: one module per lesson. Each exercise is one block: its cases, its
   reference, its correct variants, its hand-written buggy versions, its hints, then ``Exercise(...)``; the
   lesson's ``Prediction(...)``\\ s follow. A module defines ``EXERCISES`` and ``PREDICTIONS`` (lists, in the
-  order the lesson asks them). Loaded lazily by the id's prefix: ``get("02.my_padding_mask")`` imports
+  order the lesson asks them). Loaded lazily by the id's prefix: ``get("02.padding_mask")`` imports
   ``lesson_02`` only. Adding lesson 09 means adding ``lesson_09.py``.
 - ``_model.py``: :class:`Exercise`, :class:`Prediction`, :class:`Misconception`, :class:`Case`,
   :class:`KnownWrong`, :data:`STATUSES` (data only).
@@ -27,7 +27,7 @@ Examples
 >>> exercises.get("01.softmax_along").lesson
 '01'
 >>> [e.id for e in exercises.for_lesson("02")][:2]
-['02.my_causal_mask', '02.my_padding_mask']
+['02.padding_mask', '02.causal_mask']
 """
 
 from __future__ import annotations

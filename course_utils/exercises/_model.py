@@ -23,6 +23,7 @@ __all__ = [
     "PREDICT_STATUSES",
     "AnswerRefused",
     "MAX_PREDICTION_RTOL",
+    "PREDICTION_KINDS",
 ]
 
 _ID = re.compile(r"^\d\d\.[A-Za-z_]\w*$")
@@ -139,6 +140,14 @@ class Exercise:
         (building the module whose parameters the exercise asks to count). Rarely needed.
     time_limit : float or None
         Seconds per call, when the default of ``checks.TIME_LIMIT_S`` is too short (a model run).
+    misconceptions : tuple of str
+        Catalogue ids this exercise is meant to name (the plan's list): the audit fails when one of them
+        does not fit (neither a ``buggy`` version nor a catalogue patch that changes the reference's
+        output), so a reference rewritten past a patch cannot lose a mistake silently. Hand-written buggy
+        versions still go in ``buggy``; an id there counts as declared here too.
+    noun : str
+        How :func:`course_utils.checks.report` names the region in a sentence ("additive attention",
+        "decoder step"); defaults to ``function`` with underscores as spaces and a leading ``my`` dropped.
 
     Introduced in notebooks/00_start_here.ipynb.
     """
@@ -160,6 +169,8 @@ class Exercise:
     allowed: tuple = ()
     forbidden: tuple = ()
     time_limit: float | None = None
+    misconceptions: tuple = ()
+    noun: str = ""
 
     def __post_init__(self):
         if not isinstance(self.id, str) or not _ID.match(self.id):
@@ -168,6 +179,17 @@ class Exercise:
             object.__setattr__(self, "function", self.id.split(".", 1)[1])
         if not self.title:
             object.__setattr__(self, "title", self.function)
+        if isinstance(self.misconceptions, dict) or not all(isinstance(m, str) for m in self.misconceptions):
+            raise TypeError(
+                f"{self.id}: misconceptions must be a tuple of catalogue ids but is "
+                f"{type(self.misconceptions).__name__}; hand-written buggy versions go in buggy={{id: fn}}"
+            )
+        object.__setattr__(self, "misconceptions", tuple(self.misconceptions))
+        if not self.noun:
+            words = self.function.split("_")
+            if words[0] == "my" and len(words) > 1:
+                words = words[1:]
+            object.__setattr__(self, "noun", " ".join(words))
         object.__setattr__(self, "variants", tuple(self.variants))
         object.__setattr__(self, "hints", tuple(self.hints))
         object.__setattr__(self, "buggy", dict(self.buggy))
@@ -188,9 +210,21 @@ class KnownWrong:
     """
 
     value: object
-    id: str
+    id: str | None
     why: str
 
+
+def _known_wrong_item(prediction_id, value, said) -> KnownWrong:
+    if not (isinstance(said, tuple) and len(said) == 2 and isinstance(said[1], str)):
+        raise TypeError(
+            f"{prediction_id}: known_wrong maps a value to (misconception_id_or_None, why) but {value!r} maps to "
+            f"{said!r}"
+        )
+    return KnownWrong(value, said[0], said[1])
+
+
+PREDICTION_KINDS = ("shape", "number", "index", "choice", "set")
+"""What a :class:`Prediction`'s ``kind`` can be."""
 
 MAX_PREDICTION_RTOL = 0.25
 """The loosest relative tolerance a number prediction may have: a factor-two error is never "right"."""
@@ -208,8 +242,10 @@ class Prediction:
         The question, one line.
     kind : str
         ``"shape"`` (a tuple of ints), ``"number"`` (within ``rtol``/``atol``), ``"index"`` (an exact
-        int that is a position or a label: never answered "off by 1") or ``"choice"`` (one of
-        ``choices``).
+        int that is a position or a label: never answered "off by 1"), ``"choice"`` (one of
+        ``choices``: strings compared after strip, lower case and collapsed spaces; bools and ints by
+        value, a bool never equal to an int) or ``"set"`` (an unordered collection of ints: a set, list
+        or tuple is accepted, order and repeats ignored).
     answer : object or callable
         The right value, or a function returning it.
     choices : tuple
@@ -219,8 +255,10 @@ class Prediction:
         ``rtol`` is at most :data:`MAX_PREDICTION_RTOL`.
     section : str
         Where the lesson explains it.
-    known_wrong : tuple of :class:`KnownWrong`
-        Wrong answers that come from a known idea, named when predicted.
+    known_wrong : tuple of :class:`KnownWrong`, or a dict
+        Wrong answers that come from a known idea, named when predicted. A dict
+        ``{value: (misconception_id_or_None, why)}`` is accepted and turned into :class:`KnownWrong` items
+        (a ``set`` prediction's keys: a frozenset or a tuple).
 
     Introduced in notebooks/00_start_here.ipynb.
     """
@@ -238,15 +276,18 @@ class Prediction:
     def __post_init__(self):
         if not isinstance(self.id, str) or not _ID.match(self.id):
             raise ValueError(f"id must look like '01.score_variance_d64' but is {self.id!r}")
-        if self.kind not in ("shape", "number", "index", "choice"):
-            raise ValueError(f"kind must be 'shape', 'number', 'index' or 'choice' but is {self.kind!r}")
+        if self.kind not in PREDICTION_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(map(repr, PREDICTION_KINDS))} but is {self.kind!r}")
         if not 0 <= self.rtol <= MAX_PREDICTION_RTOL:
             raise ValueError(
                 f"rtol must lie in [0, {MAX_PREDICTION_RTOL}] (a factor-two error is never right) but is {self.rtol}"
             )
         if self.kind == "choice" and not self.choices:
             raise ValueError(f"{self.id}: a choice prediction needs its choices")
-        object.__setattr__(self, "known_wrong", tuple(self.known_wrong))
+        known = self.known_wrong
+        if isinstance(known, dict):
+            known = tuple(_known_wrong_item(self.id, value, said) for value, said in known.items())
+        object.__setattr__(self, "known_wrong", tuple(known))
 
     @property
     def lesson(self) -> str:

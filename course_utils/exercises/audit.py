@@ -10,7 +10,8 @@ For each exercise it runs the engine (never the notebooks):
 
 - every declared correct variant must pass;
 - every misconception that fits (declared buggy versions, and every catalogue patch that changes the
-  reference's output) must be named when its buggy answer is checked;
+  reference's output) must be named when its buggy answer is checked, and every id the exercise lists in
+  ``misconceptions=`` must be among those that fit;
 - every course helper that computes the answer must be refused: the helpers the reference itself goes through
   whose result already is the answer, and every public function of the course's computing modules that,
   called with the answer's arguments, passes the exercise. Helpers that write files, train, load checkpoints
@@ -152,14 +153,25 @@ def _calling_forbidden(spec, reference):
 
 
 def audit_exercise(exercise) -> AuditRow:
-    """Run the three audits on one exercise."""
+    """Run the three audits on one exercise, as in a kernel where no other check has run."""
+    with engine.as_in_a_fresh_kernel():
+        return _audit_exercise(exercise)
+
+
+def _audit_exercise(exercise) -> AuditRow:
     row = AuditRow(exercise.id)
     for variant in exercise.variants:
         verdict = _quiet(engine.judge, exercise, variant)
         row.variants.append((variant.__name__, verdict.status == "passed", verdict.detail))
-    for fit in engine.fitting_misconceptions(exercise):
+    fits = engine.fitting_misconceptions(exercise)
+    for fit in fits:
         verdict = _quiet(engine.judge, exercise, fit.answer)
         row.misconceptions.append((fit.id, verdict.misconception == fit.id, verdict.detail, fit.source, fit.same_as))
+    fitting = {f.id for f in fits} | {m for f in fits for m in f.same_as}
+    for mid in exercise.misconceptions:
+        if mid not in fitting:
+            detail = "declared in misconceptions= but no buggy= version or catalogue patch produces it"
+            row.misconceptions.append((mid, False, detail, "declared", []))
     names = list(engine.helpers_that_compute(exercise))
     for name in names:
         verdict = _quiet(engine.judge, exercise, _delegating(exercise.reference))

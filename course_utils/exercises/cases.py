@@ -10,6 +10,9 @@
   projection handles per step, and refuses a "cache" that projects the whole prefix again.
 - :func:`run_training_steps`: a driver for a training step that starts from stale gradients and includes a
   huge gradient, so a missing ``zero_grad`` or a missing gradient clip shows.
+- :func:`run_module`: the driver of a class exercise: build the student's class, load the course module's
+  weights with ``strict=True`` (a mismatch is a *wrong* answer that names the keys), run it.
+  :func:`load_course_weights` and :func:`state_dict_problem` are its parts, for a driver of your own.
 
 Introduced in notebooks/00_start_here.ipynb (for lesson authors; see CONTRIBUTING.md).
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 
 import numpy as np
 
@@ -32,6 +36,9 @@ __all__ = [
     "Counted",
     "decode_counting_projections",
     "run_training_steps",
+    "run_module",
+    "load_course_weights",
+    "state_dict_problem",
 ]
 
 
@@ -181,11 +188,27 @@ def decode_counting_projections(step, x, w_q, w_k, w_v):
 def run_training_steps(step, model, optimizer, batches, *extra):
     """Run a student's training ``step(model, optimizer, batch, *extra) -> loss`` on every batch in turn.
 
-    Before the first step every parameter holds a stale gradient (as after an evaluation pass that was
-    never cleared), so an answer that forgets ``optimizer.zero_grad()`` moves differently. Pass, among
-    ``batches``, one whose gradient norm is far above the clip threshold, so an answer that does not clip
-    moves differently too. Returns ``(losses, parameters)``: the loss of each step (floats) and every
-    parameter after the last step, flattened into one tensor.
+    Use it as the exercise's driver (``driver=cases.run_training_steps``); a case is then
+    ``Case((model, optimizer, batches, *extra), "label")``:
+
+    - ``model``: a small ``nn.Module`` built inside :func:`torch_seeded` (every case builds its own; the
+      engine deep-copies the case before each run, so the optimizer must be built on *this* model's
+      parameters in the same case: ``optimizer = torch.optim.SGD(model.parameters(), lr=0.1)``; a
+      deep copy of the pair keeps them linked).
+    - ``batches``: a list of whatever ``step`` takes as ``batch`` (e.g. ``(src, tgt)`` tensors); two or
+      three steps are enough. Include one batch whose gradient norm is far above the clip threshold
+      (inputs or targets scaled by 1e3), so an answer that does not clip moves differently.
+    - ``extra``: further arguments passed to every call (a loss function, the clip threshold).
+
+    Before the first step every parameter holds a stale gradient of 0.5 (as after an evaluation pass that
+    was never cleared), so an answer that forgets ``optimizer.zero_grad()`` moves differently. The step
+    returns the loss (a tensor or a float; ``None`` is recorded as NaN, so a step without ``return`` is
+    wrong, not a crash). Returns ``(losses, parameters)``: the loss of each step (a tuple of floats) and
+    every parameter after the last step, flattened into one tensor; give the exercise
+    ``output_names=("losses", "parameters")`` so messages say which differs, and ``atol``/``rtol`` that
+    float32 training noise passes (``1e-5``). The reference is the course's step with the same signature;
+    misconceptions ``buggy=`` versions (no ``zero_grad``, no clip, clip after ``step()``) are named by
+    what they do to the two outputs.
     """
     import torch
 
@@ -199,3 +222,110 @@ def run_training_steps(step, model, optimizer, batches, *extra):
     with torch.no_grad():
         flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     return tuple(losses), flat
+
+
+# ---------------------------------------------------------------------------------------------
+# class exercises: build the student's class, load the course's weights, run it
+# ---------------------------------------------------------------------------------------------
+
+_STATE_DICT_ERROR = "Error(s) in loading state_dict"
+_KEYS = re.compile(r'"([^"]+)"')
+
+
+def _keys_words(keys: list, limit: int = 4) -> str:
+    shown = ", ".join(f"`{k}`" for k in keys[:limit])
+    return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
+def _shape_words(text: str) -> str:
+    sizes = re.findall(r"\d+", text)
+    return "(" + ", ".join(sizes) + (",)" if len(sizes) == 1 else ")")
+
+
+def state_dict_problem(error, name: str = "your module") -> str | None:
+    """The words for a ``load_state_dict`` error (missing, unexpected or mis-shaped keys); None for another error.
+
+    >>> err = RuntimeError('Error(s) in loading state_dict for Enc:\\n\\tUnexpected key(s) in state_dict: "rnn.bias_hh". ')
+    >>> state_dict_problem(err, "your Encoder")
+    "your Encoder's parameters are not named like the course's, so the course's weights cannot be loaded into it: it has no `rnn.bias_hh`. Name the layers as the stub's docstring does."
+    """
+    try:
+        text = str(error)
+    except Exception:  # an exception whose __str__ raises is not torch's
+        return None
+    if not isinstance(text, str) or _STATE_DICT_ERROR not in text:
+        return None
+    missing, unexpected, shapes = [], [], []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("Missing key(s)"):
+            missing += _KEYS.findall(line)
+        elif line.startswith("Unexpected key(s)"):
+            unexpected += _KEYS.findall(line)
+        elif line.startswith("size mismatch for "):
+            match = re.match(
+                r"size mismatch for (\S+): copying a param with shape (.+?) from checkpoint, "
+                r"the shape in current model is (.+?)\.?$",
+                line,
+            )
+            if match:
+                key, theirs, yours = match.groups()
+                shapes.append(f"`{key}` is {_shape_words(yours)} in yours and {_shape_words(theirs)} in the course's")
+    parts = []  # torch's "missing": the student's module wants it, the course's weights lack it; "unexpected": reverse
+    if unexpected:
+        parts.append(f"it has no {_keys_words(unexpected)}")
+    if missing:
+        parts.append(f"it has {_keys_words(missing)}, which the course's module has not")
+    if missing or unexpected:
+        head = (
+            f"{name}'s parameters are not named like the course's, so the course's weights cannot be loaded into it: "
+        )
+        tail = ". Name the layers as the stub's docstring does."
+    else:
+        head = f"{name}'s parameters have other shapes than the course's: "
+        tail = ". Check the sizes you pass to each layer."
+    if shapes:
+        parts.append("; ".join(shapes[:3]) + (f" (and {len(shapes) - 3} more)" if len(shapes) > 3 else ""))
+    if not parts:
+        return f"{name} cannot take the course's weights: {' '.join(text.split())[:200]}"
+    return head + "; ".join(parts) + tail
+
+
+def load_course_weights(module, course_module, name: str | None = None) -> None:
+    """Load ``course_module``'s weights into the student's ``module`` with ``strict=True``, in its mode.
+
+    A mismatch (missing, unexpected or mis-shaped keys) raises
+    :class:`~course_utils.exercises.AnswerRefused` naming the keys in words (the check says *wrong*); an
+    object that is not a ``torch.nn.Module`` likewise.
+    """
+    import torch
+
+    name = name or f"your {type(module).__name__}"
+    if not isinstance(module, torch.nn.Module):
+        raise AnswerRefused(f"{name} is not a torch.nn.Module: the class must subclass nn.Module, as the stub does")
+    try:
+        module.load_state_dict(course_module.state_dict(), strict=True)
+    except RuntimeError as exc:
+        words = state_dict_problem(exc, name)
+        if words is None:
+            raise
+        raise AnswerRefused(words) from None
+    module.train(course_module.training)
+
+
+def run_module(cls, course_module, init_args, inputs, method: str = "forward"):
+    """The driver of a class exercise: ``cls(*init_args)``, the course's weights loaded strictly, then run on ``inputs``.
+
+    Use it as ``driver=cases.run_module``, with cases ``Case((course_module, init_args, inputs), "label")``:
+    ``course_module`` an instance of the course's class built inside :func:`torch_seeded` (its weights are
+    the ones both answers run with), ``init_args`` a tuple of constructor arguments, ``inputs`` a tuple of
+    ``forward`` arguments (``method`` names another method to call instead). The exercise's reference is
+    the course's class with the stub's constructor: ``checks.check`` hands it back when the student's class
+    did not pass. The student's module is put in the course module's mode (``train``/``eval``). Returns
+    what the method returns.
+    """
+    module = cls(*init_args)
+    load_course_weights(module, course_module, f"your {getattr(cls, '__name__', 'class')}")
+    if method == "forward":
+        return module(*inputs)  # through nn.Module.__call__, hooks included
+    return getattr(module, method)(*inputs)

@@ -142,7 +142,21 @@ def is_number(x) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
 
 
+def _plain_numbers(x, depth: int = 0) -> bool:
+    """A (nested) list or tuple of plain numbers or bools, as a pen-and-paper answer writes an array."""
+    if depth > 8 or not isinstance(x, (tuple, list)) or not x:
+        return False
+    return all(
+        _plain_numbers(item, depth + 1)
+        if isinstance(item, (tuple, list))
+        else isinstance(item, (int, float, np.generic))
+        for item in x
+    )
+
+
 def _compare(expected, got, atol, rtol, path, equal_nan, reveal):
+    if isinstance(expected, (tuple, list)) and isinstance(got, np.ndarray) and _plain_numbers(expected):
+        return _compare_arrays(np.asarray(expected), got, atol, rtol, path, equal_nan, reveal)
     if isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)):
             return f"{path}: expected a {type(expected).__name__} of {len(expected)} items but got {describe(got)}"
@@ -267,7 +281,9 @@ def compare(
 
     Handles NumPy arrays (a masked array is compared on its data *and* its mask: a masked entry has no
     value), torch tensors of any dtype (bfloat16, complex, sparse), tuples/lists of them, dicts,
-    numbers (ints of any size) and booleans. Floats are compared with
+    numbers (ints of any size) and booleans. Plain (nested) lists of numbers compare like the NumPy array
+    they write, in either direction (a pen-and-paper answer returns lists); a tensor is still expected
+    where the answer is a tensor. Floats are compared with
     ``abs(got - expected) <= atol + rtol * abs(expected)``; NaN never matches unless ``equal_nan``.
     Whatever ``got`` is (a generator, a ragged list, an object whose ``__repr__`` or ``__eq__``
     raises), the answer is a short message, never an exception. With ``reveal=False`` a wrong

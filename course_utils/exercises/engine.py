@@ -16,7 +16,9 @@ some of them.
 How delegation is refused. While the student's own function runs, every public course helper's return
 value is recorded (``sys.setprofile``); an answer that is right but whose result a course helper already
 returned is refused, whatever the helper's name (``Exercise.allowed`` lists the helpers an exercise means
-the answer to call).
+the answer to call). What a check of another exercise handed back earlier in this kernel (the student's
+function or the course's) is a black box: nothing inside it is recorded or forbidden, so lessons build on
+earlier regions (:func:`remember_check`, :func:`handed_back_codes`).
 
 The engine never imports a lesson module: it is handed the exercise.
 
@@ -25,6 +27,7 @@ Introduced in notebooks/00_start_here.ipynb.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import re
@@ -36,6 +39,7 @@ import numpy as np
 from course_utils.exercises import misconceptions as catalogue
 from course_utils.exercises import patches
 from course_utils.exercises._model import AnswerRefused, Case
+from course_utils.exercises.cases import state_dict_problem
 from course_utils.exercises.compare import compare, describe, is_array, safe_str, shorten, type_name
 from course_utils.exercises.runner import (
     HelperRecorder,
@@ -44,6 +48,7 @@ from course_utils.exercises.runner import (
     course_defaults,
     is_stub,
     notebook_state_kept,
+    own_codes,
     raises_only_not_implemented,
     seeded,
     stub_methods,
@@ -62,6 +67,11 @@ __all__ = [
     "call",
     "crash_signature",
     "helpers_that_compute",
+    "remember_check",
+    "last_status",
+    "handed_back_codes",
+    "forget_checks",
+    "as_in_a_fresh_kernel",
     "DEFAULT_TIME_LIMIT_S",
 ]
 
@@ -102,6 +112,62 @@ class Fit:
 
 _PREPARED: dict = {}
 _FITS: dict = {}
+_LAST_STATUS: dict = {}  # exercise id -> status of its last check in this kernel
+_HANDED_BACK: dict = {}  # exercise id -> {id(callable): (callable, ids of its code objects)} that check returned
+
+
+# ---------------------------------------------------------------------------------------------
+# what earlier checks in this kernel said and handed back
+# ---------------------------------------------------------------------------------------------
+
+
+def remember_check(exercise_id: str, status: str, returned) -> None:
+    """Record a check's verdict and the callable it handed back (the student's or the course's)."""
+    _LAST_STATUS[exercise_id] = status
+    kept = _HANDED_BACK.setdefault(exercise_id, {})
+    if id(returned) not in kept:
+        kept[id(returned)] = (returned, frozenset(id(code) for code in own_codes(returned)))
+
+
+def last_status(exercise_id: str) -> str | None:
+    """The status of the last check of this exercise in this kernel, or None if it was not checked."""
+    return _LAST_STATUS.get(exercise_id)
+
+
+def handed_back_codes(exercise) -> frozenset:
+    """Ids of the code objects of every callable that a check of *another* exercise handed back in this kernel.
+
+    The answer may call them freely (06's tiled pass calls the checked ``flash_step``); the exercise's own
+    reference is never among them.
+    """
+    own = own_codes(exercise.reference)
+    codes: set = set()
+    for exercise_id, kept in _HANDED_BACK.items():
+        if exercise_id == exercise.id:
+            continue
+        for returned, ids in kept.values():
+            if returned is not exercise.reference:
+                codes |= ids
+    return frozenset(codes - {id(code) for code in own})
+
+
+def forget_checks() -> None:
+    """Forget every verdict and handed-back callable (a fresh kernel)."""
+    _LAST_STATUS.clear()
+    _HANDED_BACK.clear()
+
+
+@contextlib.contextmanager
+def as_in_a_fresh_kernel():
+    """Judge as if no check had run in this process (the audit), then restore what earlier checks recorded."""
+    saved = dict(_LAST_STATUS), dict(_HANDED_BACK)
+    forget_checks()
+    try:
+        yield
+    finally:
+        forget_checks()
+        _LAST_STATUS.update(saved[0])
+        _HANDED_BACK.update(saved[1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,7 +424,9 @@ def _value_words(name, value) -> str:
         if callable(value):
             return f"{name}={getattr(value, '__name__', type_name(value))}"
         if isinstance(value, (tuple, list)):
-            return f"{name} ({len(value)} items)"
+            if 0 < len(value) <= 4 and all(type(v) in (int, float, bool) for v in value):
+                return f"{name} {tuple(value)!r}"  # constructor sizes: init_args (3, 5)
+            return f"{name} ({len(value)} item{'' if len(value) == 1 else 's'})"
     except Exception:
         pass
     return f"{name} {type_name(value)}"
@@ -587,7 +655,7 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
     name = exercise.title
     limit = time_limit_s if time_limit_s is not None else (exercise.time_limit or DEFAULT_TIME_LIMIT_S)
     hint_call = f'checks.hint("{exercise.id}")'
-    if is_stub(answer):
+    if is_stub(answer, exercise.reference):
         return Verdict(
             "not_attempted",
             f"{name}: not attempted yet. Write your code in place of the `...` and run the cell again "
@@ -601,8 +669,9 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
     first_wrong = None
     delegated = None
     forbidden_codes = _forbidden_codes(exercise)
+    opaque = handed_back_codes(exercise)
     for i, args in enumerate(prepared.cases):
-        recorder = HelperRecorder(forbidden_codes)
+        recorder = HelperRecorder(forbidden_codes, opaque=opaque)
         probe = Probe(answer, recorder)
         state = None
         try:
@@ -626,6 +695,9 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
                 )
             if probe.returned_none:
                 return _returned_none(exercise, i, n, stubs_note)
+            words = state_dict_problem(exc, f"your {getattr(answer, '__name__', 'module')}")
+            if words is not None:  # the course's weights do not fit the student's module: wrong, not a crash
+                return Verdict("wrong", f"{name}: on {_case(exercise, i, n)}: {words}{stubs_note}")
             return _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note)
         if recorder.called:
             return _forbidden(exercise, recorder.called[0])

@@ -44,6 +44,11 @@ def reaction(status: str, misconception: str | None, detail: str) -> str:
         return "Your last check ran out of time: look for a loop whose condition never changes."
     if status == "wrong" and "returned None" in detail:
         return "Your function returned None: its last step needs `return ...`."
+    if status == "wrong" and ("cannot be loaded into it" in detail or "other shapes than the course's" in detail):
+        return (
+            "Your module's parameters must be named and shaped as the stub's docstring says, so that the course's "
+            "weights load into it: compare your attribute names and layer sizes with it."
+        )
     if status == "wrong" and "course helper" in detail:
         return "Your last answer let a course helper do the whole job: the exercise asks for the steps themselves."
     if status == "wrong":

@@ -1,85 +1,61 @@
 """Lesson 02 · Masking: the exercises and predictions of ``notebooks/02_masking.ipynb``.
 
 Each exercise is one block: cases, reference, correct variants, hand-written buggy versions, ``Exercise``.
-References build their masks with ``course_utils.masks`` where the lesson does, so the catalogue's mask
-patches (inverted convention, ``triu`` for ``tril``, the diagonal, padding off by one, 3-D and 2-D padding)
-apply to them.
+The mask references build their masks through ``course_utils.masks`` and ``torch.tril``, so the catalogue's
+mask patches (``triu`` for ``tril``, the diagonal, the inverted convention, padding off by one, a 3-D or 2-D
+padding mask) derive the buggy answers; the softmax references go through ``torch.softmax``, so the softmax
+patches (wrong axis, no maximum shift) reach them. Hand-written buggy versions cover the rest.
+
+Also here, by public name, for the bug zoo (``course_utils.bugs``): ``masked_softmax_fill_1e9``,
+``masked_softmax_fill_inf`` (lesson 02's Bug 2 and Bug 3) and ``attention_with_fill`` (its NaN-gradient demo).
 """
 
 from __future__ import annotations
 
-import torch
-from torch import nn
+import math
 
-from course_utils import attention, masks
+import torch
+
+from course_utils import masks
 from course_utils.exercises._model import Case, Exercise, KnownWrong, Prediction
-from course_utils.exercises.cases import large_scores, torch_seeded
+from course_utils.exercises.cases import large_scores
 
 __all__ = [
     "EXERCISES",
     "PREDICTIONS",
-    "MY_CAUSAL_MASK",
-    "MY_PADDING_MASK",
-    "DECODER_MASK",
+    "PADDING_MASK",
+    "CAUSAL_MASK",
     "MASKED_SOFTMAX",
-    "SLIDING_WINDOW_MASK",
+    "MASKED_ATTENTION",
+    "DECODER_MASK",
     "LEAKS",
-    "CROSS_ATTEND_PADDED",
-    "NN_DECODER_SELF_ATTEND",
+    "SLIDING_WINDOW_MASK",
+    "CACHED_CAUSAL_MASK",
+    "LEFT_PADDING_MASK",
+    "masked_softmax_fill_1e9",
+    "masked_softmax_fill_inf",
+    "attention_with_fill",
 ]
 
 
-# ---- 02.my_causal_mask(seq_len) -> (q_len, k_len) bool --------------------------------------------------------
-def my_causal_mask(seq_len):
-    return masks.make_causal_mask(seq_len)  # (q_len, k_len), True = may attend
+def _positions(q_len, k_len=None):
+    """A column of query positions (q_len, 1) and a row of key positions (1, k_len)."""
+    k_len = q_len if k_len is None else k_len
+    return torch.arange(q_len)[:, None], torch.arange(k_len)[None, :]
 
 
-def causal_mask_tril(seq_len):
-    return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))
-
-
-def causal_mask_positions(seq_len):
-    i = torch.arange(seq_len)[:, None]  # (q_len, 1)
-    j = torch.arange(seq_len)[None, :]  # (1, k_len)
-    return j <= i  # (q_len, k_len)
-
-
-def causal_mask_loop(seq_len):
-    mask = torch.zeros(seq_len, seq_len, dtype=torch.bool)
-    for i in range(seq_len):
-        mask[i, : i + 1] = True
-    return mask
-
-
-MY_CAUSAL_MASK = Exercise(
-    id="02.my_causal_mask",
-    section="02 · Causal masks",
-    make_cases=lambda: [(1,), (4,), (7,)],
-    reference=my_causal_mask,
-    variants=(causal_mask_tril, causal_mask_positions, causal_mask_loop),
-    hints=(
-        "Query i may attend to key j when? Write the condition on i and j, then ask which part of a square table "
-        "it covers.",
-        "It is the lower triangle, the diagonal included (a token may look at itself), as a boolean tensor: "
-        "True = may attend.",
-        "torch.tril keeps the lower triangle of a matrix; or compare a column of positions (q_len, 1) with a row of "
-        "positions (1, k_len) and let broadcasting build the table.",
-    ),
-)
-
-
-# ---- 02.my_padding_mask(lengths, max_len) -> (batch, max_len) bool --------------------------------------------
+# ---- 02.padding_mask(lengths, max_len) -> (batch, max_len) bool ----------------------------------------------
 def padding_cases():
     return [
         Case((torch.tensor([3, 1]), 4)),
-        Case((torch.tensor([0, 2, 5]), 5), "an empty sequence"),
-        Case((torch.tensor([2]), 6)),
-        Case((torch.tensor([5, 1, 3]), 6), "no row fills the padded width"),
+        Case((torch.tensor([0, 2, 5]), 5), "an empty sequence and a full one"),
+        Case((torch.tensor([2]), 6), "one sequence, max_len past its length"),
+        Case((torch.tensor([4, 1, 3]), 7), "no row fills the padded width"),
     ]
 
 
-def my_padding_mask(lengths, max_len):
-    return masks.make_padding_mask(lengths, max_len)
+def padding_mask(lengths, max_len):
+    return masks.make_padding_mask(lengths, max_len)  # (batch, max_len), True at real tokens
 
 
 def padding_mask_compare(lengths, max_len):
@@ -93,93 +69,134 @@ def padding_mask_loop(lengths, max_len):
     return mask
 
 
-MY_PADDING_MASK = Exercise(
-    id="02.my_padding_mask",
+def padding_mask_stacked(lengths, max_len):
+    return torch.stack([torch.arange(max_len) < n for n in lengths])  # one row per sequence
+
+
+def padding_mask_ints(lengths, max_len):
+    return (torch.arange(max_len)[None, :] < lengths[:, None]).int()  # 0/1 numbers, not True/False
+
+
+def padding_mask_transposed(lengths, max_len):
+    return torch.arange(max_len)[:, None] < lengths[None, :]  # (max_len, batch): one row per position
+
+
+PADDING_MASK = Exercise(
+    id="02.padding_mask",
     section="02 · Padding masks from lengths",
     make_cases=padding_cases,
-    reference=my_padding_mask,
-    variants=(padding_mask_compare, padding_mask_loop),
+    reference=padding_mask,
+    variants=(padding_mask_compare, padding_mask_loop, padding_mask_stacked),
+    buggy={"mask_not_bool": padding_mask_ints, "padding_mask_transposed": padding_mask_transposed},
+    misconceptions=("mask_inverted", "padding_off_by_one"),
     hints=(
-        "Position j of sequence b is a real token when? One comparison per (sequence, position).",
-        "Compare the positions 0 .. max_len - 1 with each sequence's length: j < lengths[b] means real.",
-        "A row of positions (1, max_len) against a column of lengths (batch, 1) broadcasts to (batch, max_len); "
-        "torch.arange(max_len) gives the positions.",
+        "Write the row of a sequence of length 3 padded to 5 by hand. Which comparison between a position j and "
+        "the length gives it?",
+        "Compare a row of positions, shape (1, max_len), with a column of lengths, shape (batch, 1): broadcasting "
+        "builds the whole (batch, max_len) table in one comparison.",
+        "torch.arange(max_len) gives the positions; lengths[:, None] makes the lengths a column. Which of <, <= "
+        "gives True exactly at the real tokens?",
     ),
 )
 
 
-# ---- 02.decoder_mask(lengths, seq_len) -> (batch, 1, q_len, k_len) bool ---------------------------------------
-def decoder_mask_cases():
-    return [
-        Case((torch.tensor([4, 2]), 4)),
-        Case((torch.tensor([3]), 5), "one sequence"),
-        Case((torch.tensor([1, 5, 3]), 5)),
-        Case((torch.tensor([5, 1, 3]), 6), "no row fills the padded width"),
-    ]
+# ---- 02.causal_mask(seq_len) -> (q_len, k_len) bool ----------------------------------------------------------
+def causal_mask(seq_len):
+    return masks.make_causal_mask(seq_len)  # (q_len, k_len): torch.tril, True = may attend
 
 
-def decoder_mask(lengths, seq_len):
-    causal_part = masks.make_causal_mask(seq_len)  # (q_len, k_len)
-    key_part = masks.padding_to_attention_mask(masks.make_padding_mask(lengths, seq_len))  # (batch, 1, 1, k_len)
-    return causal_part & key_part  # (batch, 1, q_len, k_len)
+def causal_mask_tril(seq_len):
+    return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))
 
 
-def decoder_mask_positions(lengths, seq_len):
-    i = torch.arange(seq_len)[:, None]  # (q_len, 1)
-    j = torch.arange(seq_len)[None, :]  # (1, k_len)
-    real = j < lengths[:, None]  # (batch, k_len)
-    return (j <= i)[None, None] & real[:, None, None, :]  # (1, 1, q_len, k_len) & (batch, 1, 1, k_len)
+def causal_mask_positions(seq_len):
+    i, j = _positions(seq_len)
+    return j <= i  # (q_len, 1) and (1, k_len) -> (q_len, k_len)
 
 
-def decoder_mask_combined(lengths, seq_len):
-    causal = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()
-    padding = masks.make_padding_mask(lengths, seq_len)  # (batch, k_len)
-    return masks.combine_masks(causal, padding.view(len(lengths), 1, 1, seq_len))
+def causal_mask_not_future(seq_len):
+    return ~torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)  # everything but the strict future
 
 
-def decoder_mask_inverted(lengths, seq_len):
-    ignore_future = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)  # True = ignore
-    ignore_padding = torch.arange(seq_len)[None, :] >= lengths[:, None]  # True = ignore
-    return ignore_future | ignore_padding[:, None, None, :]
+def causal_mask_loop(seq_len):
+    mask = torch.zeros(seq_len, seq_len, dtype=torch.bool)
+    for i in range(seq_len):
+        mask[i, : i + 1] = True
+    return mask
 
 
-DECODER_MASK = Exercise(
-    id="02.decoder_mask",
-    section="02 · Shapes: lining masks up with multi-head scores",
-    make_cases=decoder_mask_cases,
-    reference=decoder_mask,
-    variants=(decoder_mask_positions, decoder_mask_combined),
-    buggy={"mask_inverted": decoder_mask_inverted},
-    allowed=("course_utils.masks:combine_masks",),
+def causal_mask_floats(seq_len):
+    return torch.ones(seq_len, seq_len).tril()  # 1.0 / 0.0 floats, not True/False
+
+
+CAUSAL_MASK = Exercise(
+    id="02.causal_mask",
+    section="02 · Causal masks",
+    make_cases=lambda: [(1,), (4,), (7,)],
+    reference=causal_mask,
+    variants=(causal_mask_tril, causal_mask_positions, causal_mask_not_future, causal_mask_loop),
+    buggy={"mask_not_bool": causal_mask_floats},
+    misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted"),
     hints=(
-        "Two conditions decide whether query i may read key j of sequence b. Which ones, and what shape does each "
-        "have on its own?",
-        "Key padding (which keys are real) is (batch, k_len); causal (no key from the future) is (q_len, k_len). "
-        "Give each the axes it lacks so both broadcast to (batch, 1, q_len, k_len), then combine them with &.",
-        "The padding part needs two new axes in the middle, (batch, 1, 1, k_len); the causal part broadcasts as it "
-        "is. A (batch, q_len, k_len) result is the lesson's bug: against 4-D scores its batch lines up with heads.",
+        "Write the 4 × 4 table by hand: which cells of row 2 (query 2) are True?",
+        "Query i may read key j when j <= i: the lower triangle, diagonal included, as a boolean tensor "
+        "(True = may attend).",
+        "Compare a column of query positions (seq_len, 1) with a row of key positions (1, seq_len); the result has "
+        "one row per query. (Or keep the lower triangle of a square of True values.)",
     ),
 )
 
 
-# ---- 02.masked_softmax(scores, mask) -> weights, zeros on rows with no allowed key --------------------------
+# ---- 02.masked_softmax(scores, mask) -> (weights, gradient) through a driver ---------------------------------
+def softmax_gradient(answer, scores, mask, output_grad):
+    """The answer's weights, and the gradient of sum(weights * output_grad) with respect to the scores.
+
+    A row with no allowed key must get weights 0 and a gradient 0, never NaN: NaN there reaches every
+    weight a model shares with that row (lesson 02, "NaN reaches the gradients").
+    """
+    leaf = scores.clone().requires_grad_()
+    weights = answer(leaf.clone(), mask)  # a copy that is not a leaf: an in-place masked_fill_ works on it
+    if not isinstance(weights, torch.Tensor):
+        return weights, None  # compared as it is: the message says what came back
+    if weights.requires_grad and weights.shape == output_grad.shape:
+        (weights * output_grad).sum().backward()
+    gradient = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
+    return weights.detach(), gradient
+
+
 def masked_softmax_cases():
     gen = torch.Generator().manual_seed(4)
-    padding = masks.padding_to_attention_mask(masks.make_padding_mask(torch.tensor([3, 0]), 4))  # (2, 1, 1, 4)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+    padding_50 = masks.make_padding_mask(torch.tensor([5, 0]), 5)[:, None, None, :]  # (2, 1, 1, 5): one empty
     left_padded = torch.tensor([False, False, True, True])  # (k_len,): two pads, then two tokens
     causal_left = (left_padded & masks.make_causal_mask(4))[None, None]  # (1, 1, 4, 4): rows 0 and 1 empty
-    big = torch.from_numpy(large_scores((3, 2, 4, 5), 5))  # (batch, heads, q_len, k_len), in the thousands
-    big_mask = masks.padding_to_attention_mask(masks.make_padding_mask(torch.tensor([5, 2, 0]), 5))
+    big = 10.0 * torch.from_numpy(large_scores((3, 1, 2, 6), 5))  # (batch, heads, q_len, k_len): |score| ~ 1e4
+    padding_623 = masks.make_padding_mask(torch.tensor([6, 2, 3]), 6)[:, None, None, :]  # (3, 1, 1, 6)
+    causal_56 = masks.make_causal_mask(5, 6)  # (q_len, k_len): a 2-D mask
     return [
-        Case((torch.randn(2, 1, 3, 4, generator=gen, dtype=torch.float64), padding), "an empty sequence"),
-        Case((torch.randn(1, 2, 4, 4, generator=gen, dtype=torch.float64), causal_left), "left padding, causal"),
-        Case((big, big_mask), "scores in the thousands"),
+        Case((randn(2, 3, 4, 5), padding_50, 10 * randn(2, 3, 4, 5)), "an empty sequence"),
+        Case(
+            (randn(1, 2, 4, 4), causal_left, 10 * randn(1, 2, 4, 4)),
+            "left padding under a causal mask: rows 0-1 have no key",
+        ),
+        Case((big, padding_623, 10 * randn(3, 1, 2, 6)), "scores in the thousands"),
+        Case((randn(2, 3, 5, 6), causal_56, 10 * randn(2, 3, 5, 6)), "a 2-D (q_len, k_len) mask"),
     ]
 
 
 def masked_softmax(scores, mask):
-    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    return torch.where(mask.any(dim=-1, keepdim=True), weights, torch.zeros_like(weights))  # empty rows: zeros
+    has_key = mask.any(dim=-1, keepdim=True)  # (..., q_len, 1): False for a query with nothing to attend to
+    scores = scores.masked_fill(~mask, float("-inf"))  # forbidden keys: exp(-inf) = 0
+    scores = scores.masked_fill(~has_key, 0.0)  # an empty row gets finite scores: no 0 / 0 forward or backward
+    return torch.softmax(scores, dim=-1) * has_key  # ... and zero weights
+
+
+def masked_softmax_where(scores, mask):
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)  # NaN on empty rows
+    return torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)  # replaced whole, NaN never used
 
 
 def masked_softmax_nan_to_zero(scores, mask):
@@ -188,154 +205,366 @@ def masked_softmax_nan_to_zero(scores, mask):
 
 
 def masked_softmax_by_hand(scores, mask):
-    mask = mask.expand_as(scores)
-    top = scores.masked_fill(~mask, float("-inf")).amax(dim=-1, keepdim=True)
-    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))  # empty rows: shift by 0
-    exps = torch.exp(scores.masked_fill(~mask, float("-inf")) - top)  # masked keys: exp(-inf) = 0
-    total = exps.sum(dim=-1, keepdim=True)
-    return exps / total.clamp_min(torch.finfo(scores.dtype).tiny)  # 0 / tiny = 0 on empty rows
+    allowed = mask.expand_as(scores)
+    has_key = allowed.any(dim=-1, keepdim=True)  # (..., q_len, 1)
+    top = scores.masked_fill(~allowed, float("-inf")).amax(dim=-1, keepdim=True)  # the largest allowed score
+    top = torch.where(has_key, top, torch.zeros_like(top))  # an empty row: shift by 0, not by -inf
+    exps = torch.exp((scores - top).masked_fill(~allowed, float("-inf")))  # forbidden keys: exactly 0
+    total = torch.where(has_key, exps.sum(dim=-1, keepdim=True), torch.ones_like(top))  # empty rows: 0 / 1
+    return exps / total
 
 
 def masked_softmax_fill_1e9(scores, mask):
+    """The widely copied ``masked_fill(mask == 0, -1e9)``: a row with no allowed key gets uniform weights."""
     return torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
 
 
 def masked_softmax_fill_inf(scores, mask):
+    """``masked_fill(~mask, -inf)`` and a plain softmax: a row with no allowed key gets NaN weights."""
     return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
 
 
 def masked_softmax_inverted(scores, mask):
-    weights = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
-    return torch.nan_to_num(weights, nan=0.0)
+    return masked_softmax(scores, ~mask)  # True read as "ignore"
+
+
+def masked_softmax_after(scores, mask):
+    return torch.softmax(scores, dim=-1) * mask  # masked after the softmax: rows no longer sum to 1
+
+
+def masked_softmax_clamped(scores, mask):
+    top = scores.masked_fill(~mask, float("-inf")).amax(dim=-1, keepdim=True)
+    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))  # empty rows: shift by 0
+    exps = torch.exp(scores - top) * mask  # forbidden keys: times 0
+    return exps / exps.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(scores.dtype).tiny)  # 0 / tiny = 0, but
+    # backward: d/d exps = output_grad / tiny = inf, times the mask's 0 = NaN
 
 
 MASKED_SOFTMAX = Exercise(
     id="02.masked_softmax",
-    section="02 · What our helpers do: zeros",
+    section="02 · A masked softmax that gives zeros",
     make_cases=masked_softmax_cases,
     reference=masked_softmax,
-    variants=(masked_softmax_nan_to_zero, masked_softmax_by_hand),
+    driver=softmax_gradient,
+    output_names=("weights", "gradient"),
+    variants=(masked_softmax_where, masked_softmax_nan_to_zero, masked_softmax_by_hand),
     buggy={
         "fill_minus_1e9": masked_softmax_fill_1e9,
         "fill_minus_inf": masked_softmax_fill_inf,
         "mask_inverted": masked_softmax_inverted,
+        "mask_after_softmax": masked_softmax_after,
+        "empty_row_nan_gradient": masked_softmax_clamped,
     },
+    misconceptions=("softmax_wrong_axis", "softmax_no_max_shift"),
     hints=(
-        "What value must a forbidden score take so that its weight is exactly 0? And what should a row with no "
-        "allowed key give: NaN, uniform weights, or zeros?",
-        "Fill the forbidden scores with -inf before the softmax; the rows that have at least one allowed key are "
-        "then right, and only the empty rows need care.",
-        "mask.any(dim=-1, keepdim=True) says which rows have an allowed key; torch.where can keep the softmax there "
-        "and put zeros elsewhere.",
+        "What should a query with no allowed key receive, and what does a softmax make of a row whose every score "
+        "is -inf?",
+        "Find the rows with at least one allowed key (any over the keys, keeping the axis); compute the usual "
+        "masked softmax, then make the other rows zero without letting a NaN through, forward or backward.",
+        "has_key = mask.any(dim=-1, keepdim=True) broadcasts against the weights. Either replace whole rows with "
+        "torch.where, or give the empty rows finite scores before the softmax and multiply by has_key afterwards.",
     ),
 )
 
 
-# ---- 02.sliding_window_mask(seq_len, window) -> (q_len, k_len) bool -----------------------------------------
-def sliding_window_mask(seq_len, window):
-    i = torch.arange(seq_len)[:, None]  # (q_len, 1)
-    j = torch.arange(seq_len)[None, :]  # (1, k_len)
-    return (j <= i) & (j > i - window)  # (q_len, k_len): itself and the window - 1 keys before it
+# ---- 02.masked_attention(query, key, value, mask=None) -> (output, weights) through a driver ----------------
+def attention_gradients(answer, query, key, value, mask, output_grad):
+    """The answer's (output, weights), and the gradients of sum(output * output_grad) for query, key and value.
+
+    A query with no allowed key must send back zeros, never NaN (lesson 02, "NaN reaches the gradients").
+    """
+    leaves = [t.clone().requires_grad_() for t in (query, key, value)]
+    result = answer(*(t.clone() for t in leaves), mask)
+    if not (isinstance(result, (tuple, list)) and len(result) == 2 and isinstance(result[0], torch.Tensor)):
+        return result, None, None, None, None
+    output, weights = result
+    if output.requires_grad and output.shape == output_grad.shape:
+        (output * output_grad).sum().backward()
+    grads = tuple(t.grad if t.grad is not None else torch.zeros_like(t) for t in leaves)
+    detached = weights.detach() if isinstance(weights, torch.Tensor) else weights
+    return (output.detach(), detached, *grads)
 
 
-def window_mask_triangles(seq_len, window):
-    ones = torch.ones(seq_len, seq_len, dtype=torch.bool)
-    return ones.tril() & ~ones.tril(-window)  # the past, minus what is window or more keys back
+def masked_attention_cases():
+    gen = torch.Generator().manual_seed(6)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+    padding_53 = masks.make_padding_mask(torch.tensor([5, 3]), 5)[:, None, None, :]  # (2, 1, 1, k_len=5)
+    padding_40 = masks.make_padding_mask(torch.tensor([4, 0]), 4)[:, None, None, :]  # (2, 1, 1, k_len=4)
+    cached = masks.make_causal_mask(4, 5)  # (q_len, k_len): the last 4 of 5 positions
+    return [
+        Case((randn(2, 3, 4, 6), randn(2, 3, 5, 6), randn(2, 3, 5, 7), padding_53, randn(2, 3, 4, 7)), "padding"),
+        Case((randn(2, 4, 6), randn(2, 5, 6), randn(2, 5, 3), None, randn(2, 4, 3)), "no mask"),
+        Case(
+            (100 * randn(1, 2, 4, 6), 100 * randn(1, 2, 5, 6), randn(1, 2, 5, 3), cached, randn(1, 2, 4, 3)),
+            "scores in the thousands, a 2-D causal mask",
+        ),
+        Case(
+            (randn(2, 1, 3, 5), randn(2, 1, 4, 5), randn(2, 1, 4, 6), padding_40, randn(2, 1, 3, 6)),
+            "an empty sequence",
+        ),
+    ]
 
 
-def window_mask_loop(seq_len, window):
-    mask = torch.zeros(seq_len, seq_len, dtype=torch.bool)
-    for i in range(seq_len):
-        mask[i, max(0, i - window + 1) : i + 1] = True
+def masked_attention(query, key, value, mask=None):
+    # (..., q_len, d_head) @ (..., d_head, k_len) -> (..., q_len, k_len)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
+    weights = torch.softmax(scores, dim=-1) if mask is None else masked_softmax(scores, mask)
+    return weights @ value, weights  # (..., q_len, k_len) @ (..., k_len, d_value) -> (..., q_len, d_value)
+
+
+def masked_attention_einsum(query, key, value, mask=None):
+    scores = torch.einsum("...qd,...kd->...qk", query, key) * query.shape[-1] ** -0.5
+    if mask is None:
+        mask = torch.ones_like(scores, dtype=torch.bool)
+    weights = masked_softmax(scores, mask)
+    return torch.einsum("...qk,...kv->...qv", weights, value), weights
+
+
+def masked_attention_inline(query, key, value, mask=None):
+    scores = query @ key.mT / query.shape[-1] ** 0.5
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)  # a row with no key: zeros
+    return weights @ value, weights
+
+
+def _attention_with(query, key, value, mask, scale, fill=None, softmax=None):
+    scores = query @ key.transpose(-2, -1) * scale
+    if mask is None:
+        weights = torch.softmax(scores, dim=-1)
+    elif softmax is not None:
+        weights = softmax(scores, mask)
+    else:
+        weights = torch.softmax(scores.masked_fill(~mask, fill), dim=-1)
+    return weights @ value, weights
+
+
+def masked_attention_unscaled(query, key, value, mask=None):
+    return _attention_with(query, key, value, mask, 1.0, softmax=masked_softmax)
+
+
+def masked_attention_by_d_head(query, key, value, mask=None):
+    return _attention_with(query, key, value, mask, 1 / query.shape[-1], softmax=masked_softmax)
+
+
+def masked_attention_mask_ignored(query, key, value, mask=None):
+    return _attention_with(query, key, value, None, 1 / math.sqrt(query.shape[-1]))
+
+
+def masked_attention_inverted(query, key, value, mask=None):
+    flipped = None if mask is None else ~mask
+    return _attention_with(query, key, value, flipped, 1 / math.sqrt(query.shape[-1]), softmax=masked_softmax)
+
+
+def masked_attention_fill_1e9(query, key, value, mask=None):
+    return _attention_with(query, key, value, mask, 1 / math.sqrt(query.shape[-1]), fill=-1e9)
+
+
+def masked_attention_fill_inf(query, key, value, mask=None):
+    return _attention_with(query, key, value, mask, 1 / math.sqrt(query.shape[-1]), fill=float("-inf"))
+
+
+def masked_attention_clamped(query, key, value, mask=None):
+    return _attention_with(query, key, value, mask, 1 / math.sqrt(query.shape[-1]), softmax=masked_softmax_clamped)
+
+
+def attention_with_fill(query, key, value, mask, fill):
+    """Scaled dot-product attention whose forbidden scores become ``fill``, then a plain softmax.
+
+    The widely copied way: ``fill=-1e9`` gives a query with no allowed key uniform weights over the keys
+    it must not see; ``fill=float("-inf")`` gives it NaN weights, a NaN output and, through ``NaN · 0``,
+    NaN gradients. Returns ``(output, weights)``. Lesson 02 calls it as ``bugs.attention_with_fill``.
+    """
+    return _attention_with(query, key, value, mask, 1 / math.sqrt(query.shape[-1]), fill=fill)
+
+
+MASKED_ATTENTION = Exercise(
+    id="02.masked_attention",
+    section="02 · Masked attention",
+    make_cases=masked_attention_cases,
+    reference=masked_attention,
+    driver=attention_gradients,
+    output_names=("output", "weights", "query gradient", "key gradient", "value gradient"),
+    variants=(masked_attention_einsum, masked_attention_inline),
+    buggy={
+        "no_scaling": masked_attention_unscaled,
+        "scaled_by_d_head": masked_attention_by_d_head,
+        "mask_ignored": masked_attention_mask_ignored,
+        "mask_inverted": masked_attention_inverted,
+        "fill_minus_1e9": masked_attention_fill_1e9,
+        "fill_minus_inf": masked_attention_fill_inf,
+        "empty_row_nan_gradient": masked_attention_clamped,
+    },
+    misconceptions=("softmax_wrong_axis", "softmax_no_max_shift"),
+    forbidden=(
+        "course_utils.attention:scaled_dot_product_attention",
+        "course_utils.numpy_attention:scaled_dot_product_attention",
+    ),
+    hints=(
+        "Which three steps of lesson 01 does this repeat, and where does the mask come in?",
+        "Scores as in lesson 01, now with torch (transpose only the last two axes of key), then your masked_softmax "
+        "when a mask is given and a plain softmax over the keys otherwise, then the values.",
+        "query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1]) has shape (..., q_len, k_len); return the "
+        "output and the weights, in that order.",
+    ),
+)
+
+
+# ---- 02.decoder_mask(lengths, seq_len) -> (batch, 1, q_len, k_len) bool -------------------------------------
+def decoder_mask_cases():
+    return [
+        Case((torch.tensor([4, 0, 2]), 4), "an empty sequence"),
+        Case((torch.tensor([3]), 5), "one sequence, no row fills the padded width"),
+        Case((torch.tensor([1, 5, 3]), 5)),
+        Case((torch.tensor([2, 5, 4, 3]), 6), "batch 4 != seq_len 6"),
+        Case((torch.tensor([3, 1, 2]), 3), "batch == seq_len: the shapes alone cannot tell sequences from queries"),
+    ]
+
+
+def decoder_mask(lengths, seq_len):
+    keys_real = masks.make_padding_mask(lengths, seq_len)[:, None, None, :]  # (batch, k_len) -> (batch, 1, 1, k_len)
+    return masks.combine_masks(keys_real, masks.make_causal_mask(seq_len))  # & (q_len, k_len)
+
+
+def decoder_mask_indexing(lengths, seq_len):
+    keys_real = torch.arange(seq_len)[None, :] < lengths[:, None]  # (batch, k_len)
+    not_future = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()  # (q_len, k_len)
+    return keys_real[:, None, None, :] & not_future  # (batch, 1, 1, k_len) & (q_len, k_len)
+
+
+def decoder_mask_logical_and(lengths, seq_len):
+    i, j = _positions(seq_len)
+    keys_real = (j < lengths[:, None, None]).unsqueeze(1)  # (batch, 1, 1, k_len)
+    return torch.logical_and(keys_real, j <= i)
+
+
+def decoder_mask_loops(lengths, seq_len):
+    mask = torch.zeros(len(lengths), 1, seq_len, seq_len, dtype=torch.bool)
+    for b, length in enumerate(lengths.tolist()):
+        for i in range(seq_len):
+            for j in range(min(i + 1, length)):
+                mask[b, 0, i, j] = True
     return mask
 
 
-def window_mask_off_by_one(seq_len, window):
-    i = torch.arange(seq_len)[:, None]
-    j = torch.arange(seq_len)[None, :]
-    return (j <= i) & (j >= i - window)
+def decoder_mask_on_queries(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] < lengths[:, None]  # (batch, seq_len)
+    return real[:, None, :, None] & torch.ones(seq_len, seq_len, dtype=torch.bool).tril()  # padding on the rows
 
 
-def window_mask_not_causal(seq_len, window):
-    i = torch.arange(seq_len)[:, None]
-    j = torch.arange(seq_len)[None, :]
-    return (i - j).abs() < window
+def decoder_mask_3d(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] < lengths[:, None]
+    return real[:, None, :] & torch.ones(seq_len, seq_len, dtype=torch.bool).tril()  # (batch, q_len, k_len)
 
 
-def window_mask_forward(seq_len, window):
-    i = torch.arange(seq_len)[:, None]
-    j = torch.arange(seq_len)[None, :]
-    return (j >= i) & (j < i + window)  # the upper triangle: the next keys instead of the previous ones
+def decoder_mask_padding_as_2d(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] < lengths[:, None]  # (batch, k_len), read as (q_len, k_len)
+    return real & torch.ones(seq_len, seq_len, dtype=torch.bool).tril()
 
 
-SLIDING_WINDOW_MASK = Exercise(
-    id="02.sliding_window_mask",
-    section="02 · Causal masks",
-    make_cases=lambda: [
-        Case((5, 2)),
-        Case((6, 3)),
-        Case((4, 1), "a window of 1: only itself"),
-        Case((3, 5), "a window longer than the sequence: plain causal"),
-    ],
-    reference=sliding_window_mask,
-    variants=(window_mask_triangles, window_mask_loop),
+def decoder_mask_with_or(lengths, seq_len):
+    real = torch.arange(seq_len)[None, :] < lengths[:, None]
+    return real[:, None, None, :] | torch.ones(seq_len, seq_len, dtype=torch.bool).tril()  # either condition
+
+
+DECODER_MASK = Exercise(
+    id="02.decoder_mask",
+    section="02 · The decoder's mask",
+    make_cases=decoder_mask_cases,
+    reference=decoder_mask,
+    variants=(decoder_mask_indexing, decoder_mask_logical_and, decoder_mask_loops),
     buggy={
-        "window_off_by_one": window_mask_off_by_one,
-        "window_not_causal": window_mask_not_causal,
-        "causal_triu": window_mask_forward,
+        "mask_3d_heads": decoder_mask_3d,
+        "key_padding_as_2d": decoder_mask_padding_as_2d,
+        "padding_on_queries": decoder_mask_on_queries,
+        "masks_combined_with_or": decoder_mask_with_or,
     },
+    forbidden=("course_utils.masks:padding_to_attention_mask",),
+    misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted", "padding_off_by_one"),
     hints=(
-        "Two conditions on query i and key j: which keys are too late, and which are too far back? How many keys "
-        "does query 5 see with window 2, itself included?",
-        "Not in the future (j <= i) and fewer than window positions back (i - j < window); combine the two with &.",
-        "A column of query positions (q_len, 1) and a row of key positions (1, k_len) broadcast to (q_len, k_len); "
-        "check row i: it should hold min(i + 1, window) True entries.",
+        "Which two conditions must a key meet, and which axes does each depend on?",
+        "Give each mask size 1 on the axes it does not depend on: padding depends on (sequence, key), causality "
+        "on (query, key). Combine them with &, and broadcasting does the rest.",
+        "padding_mask(lengths, seq_len) is (batch, k_len). Which axes must you add so that it lines up with "
+        "(batch, heads, q_len, k_len), and what does it then broadcast to against a (q_len, k_len) mask?",
     ),
 )
 
 
 # ---- 02.leaks(attend, seq_len) -> bool ------------------------------------------------------------------------
-def _leak_layers():
-    """Attention layers (batch, seq_len, 8) -> (batch, seq_len, 8): some causal, some leaking the future."""
-    with torch_seeded(5):
-        mha = attention.MultiHeadAttention(d_model=8, num_heads=2).double().eval()
+_D_MODEL = 8
 
-    def causal(x):
-        return mha(x, x, x, mask=masks.make_causal_mask(x.shape[1]))[0].detach()
 
-    def sees_next_token(x):  # tril(diagonal=1): query i also reads key i + 1
-        return mha(x, x, x, mask=torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril(1))[0].detach()
+def _projections():
+    gen = torch.Generator().manual_seed(5)
+    return tuple(
+        torch.randn(_D_MODEL, _D_MODEL, generator=gen, dtype=torch.float64) / math.sqrt(_D_MODEL) for _ in range(3)
+    )
 
-    def unmasked(x):
-        return mha(x, x, x)[0].detach()
 
-    def leaks_a_little(x):  # the future's scores lowered by 30 instead of removed: weights of about 1e-13
-        h = x @ mha.query_proj.weight.T  # (batch, seq_len, 8): one head, enough to show the leak
-        scores = h @ h.transpose(-2, -1)  # (batch, seq_len, seq_len)
-        future = ~masks.make_causal_mask(x.shape[1])
-        return torch.softmax(scores - 30.0 * future, dim=-1) @ x  # (batch, seq_len, seq_len) @ (batch, seq_len, 8)
+def _self_attention(x, allowed):
+    """One head of self-attention on x (batch, seq_len, 8) with fixed projections and a (q_len, k_len) mask."""
+    w_q, w_k, w_v = _projections()
+    return masked_attention(x @ w_q, x @ w_k, x @ w_v, allowed)[0]
 
-    def misses_itself(x):  # tril(diagonal=-1): over-masked (query 0 sees nothing), but no leak
-        return mha(x, x, x, mask=torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril(-1))[0].detach()
 
-    return causal, sees_next_token, unmasked, leaks_a_little, misses_itself
+def _ones(n):
+    return torch.ones(n, n, dtype=torch.bool)
+
+
+def causal(x):
+    return _self_attention(x, _ones(x.shape[1]).tril())
+
+
+def sees_the_next_token(x):
+    return _self_attention(x, _ones(x.shape[1]).tril(1))
+
+
+def no_mask(x):
+    return _self_attention(x, _ones(x.shape[1]))
+
+
+def over_masked(x):
+    return _self_attention(x, _ones(x.shape[1]).tril(-1))  # not even itself: query 0 sees nothing, no leak
+
+
+def window_of_3(x):
+    return _self_attention(x, _ones(x.shape[1]).tril() & _ones(x.shape[1]).triu(-2))
+
+
+def output_0_reads_token_1(x):
+    allowed = _ones(x.shape[1]).tril()
+    allowed[0, 1] = True  # one leak, far from the end of the sequence
+    return _self_attention(x, allowed)
+
+
+def leaks_1e_13(x):
+    """The future's scores lowered by 30 instead of masked: a weight of about 1e-13 on every later token."""
+    w_q, w_k, w_v = _projections()
+    scores = (x @ w_q) @ (x @ w_k).transpose(-2, -1) / math.sqrt(_D_MODEL)  # (batch, seq_len, seq_len)
+    future = ~_ones(x.shape[1]).tril()
+    return torch.softmax(scores - 30.0 * future, dim=-1) @ (x @ w_v)
 
 
 def leaks_cases():
-    causal, sees_next_token, unmasked, leaks_a_little, misses_itself = _leak_layers()
     return [
         Case((causal, 6)),
-        Case((sees_next_token, 5)),
-        Case((unmasked, 4)),
-        Case((leaks_a_little, 6), "a leak of about 1e-13"),
-        Case((misses_itself, 5), "over-masked, but no leak"),
+        Case((sees_the_next_token, 5)),
+        Case((no_mask, 4)),
+        Case((leaks_1e_13, 6), "weights of about 1e-13 on the future"),
+        Case((over_masked, 5), "over-masked, but no leak"),
+        Case((window_of_3, 7), "a sliding window: no leak"),
+        Case((output_0_reads_token_1, 6), "only output 0 reads a later token (token 1)"),
     ]
 
 
 def _sequence_and_changed(seq_len, t, gen):
-    x = torch.randn(1, seq_len, 8, generator=gen, dtype=torch.float64)  # (batch, seq_len, d_model)
+    x = torch.randn(1, seq_len, _D_MODEL, generator=gen, dtype=torch.float64)  # (batch, seq_len, d_model)
     changed = x.clone()
-    changed[:, t + 1 :] = torch.randn(1, seq_len - t - 1, 8, generator=gen, dtype=torch.float64)
+    changed[:, t + 1 :] = torch.randn(1, seq_len - t - 1, _D_MODEL, generator=gen, dtype=torch.float64)
     return x, changed
 
 
@@ -360,14 +589,14 @@ def leaks_one_token_at_a_time(attend, seq_len):
     return False
 
 
-def leaks_max_difference(attend, seq_len):
+def leaks_zeroed_future(attend, seq_len):
     gen = torch.Generator().manual_seed(2)
+    x = torch.randn(1, seq_len, 8, generator=gen, dtype=torch.float64)
+    out = attend(x)
     for t in reversed(range(seq_len - 1)):
-        x = torch.randn(1, seq_len, 8, generator=gen, dtype=torch.float64)
-        future = x.clone()
-        future[:, t + 1 :] += 1.0  # move every later token
-        moved = (attend(future)[:, : t + 1] - attend(x)[:, : t + 1]).abs().max()
-        if moved.item() != 0.0:
+        cut = x.clone()
+        cut[:, t + 1 :] = 0.0  # the future replaced by zeros
+        if not torch.equal(attend(cut)[:, : t + 1], out[:, : t + 1]):
             return True
     return False
 
@@ -390,192 +619,214 @@ def leaks_compares_changed_positions(attend, seq_len):
     return False
 
 
+def leaks_last_token_only(attend, seq_len):
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(1, seq_len, 8, generator=gen, dtype=torch.float64)
+    changed = x.clone()
+    changed[:, -1] = torch.randn(8, generator=gen, dtype=torch.float64)  # only the last token
+    return not torch.equal(attend(x)[:, :-1], attend(changed)[:, :-1])
+
+
 LEAKS = Exercise(
     id="02.leaks",
-    section="02 · The no-leak experiment",
+    section="02 · The no-leak test",
     make_cases=leaks_cases,
     reference=leaks,
-    variants=(leaks_one_token_at_a_time, leaks_max_difference),
+    variants=(leaks_one_token_at_a_time, leaks_zeroed_future),
     buggy={
         "leak_test_tolerance": leaks_with_tolerance,
         "leak_test_changed_positions": leaks_compares_changed_positions,
+        "leak_test_last_token_only": leaks_last_token_only,
     },
     hints=(
-        "How would you catch a layer peeking at the future? Change some future tokens and look at what moves. "
-        "Which outputs are allowed to move?",
-        "Run attend on a random (1, seq_len, 8) float64 sequence and on a copy whose tokens after t are new; "
-        "outputs 0 .. t must be identical. Try every t.",
-        "Identical means exactly equal (torch.equal): a masked key's weight is exactly 0. A tolerance "
-        "(torch.allclose) would let a small leak through.",
+        "When you change the tokens after position t, which outputs must stay exactly the same, and which may move?",
+        "For each split t: copy a random input, replace tokens t + 1 … with new random values, run attend on both, "
+        "and compare positions 0 … t exactly (a masked key's weight is exactly 0).",
+        "changed = x.clone(); changed[:, t + 1:] = …; compare attend(x)[:, :t + 1] with attend(changed)[:, :t + 1] "
+        "using torch.equal, for every t from 0 to seq_len - 2.",
     ),
 )
 
 
-# ---- 02.cross_attend_padded(mha, decoder_states, encoder_states, encoder_lengths) -> output ----------------
-def cross_padded_cases():
-    with torch_seeded(6):
-        mha = attention.MultiHeadAttention(d_model=8, num_heads=2).double().eval()
-        return [
-            Case(
-                (
-                    mha,
-                    torch.randn(2, 3, 8, dtype=torch.float64),
-                    torch.randn(2, 5, 8, dtype=torch.float64),
-                    torch.tensor([5, 2]),
-                ),
-            ),
-            Case(
-                (
-                    mha,
-                    torch.randn(3, 3, 8, dtype=torch.float64),
-                    torch.randn(3, 4, 8, dtype=torch.float64),
-                    torch.tensor([1, 4, 3]),
-                ),
-                "batch == q_len: the shapes alone cannot tell (batch, k_len) from (q_len, k_len)",
-            ),
-            Case(
-                (
-                    mha,
-                    torch.randn(3, 2, 8, dtype=torch.float64),
-                    torch.randn(3, 6, 8, dtype=torch.float64),
-                    torch.tensor([5, 1, 3]),
-                ),
-                "no row fills the padded width",
-            ),
-        ]
+# ---- 02.sliding_window_mask(seq_len, window) -> (q_len, k_len) bool -----------------------------------------
+def sliding_window_mask(seq_len, window):
+    i, j = _positions(seq_len)
+    near = j > i - window  # (q_len, k_len): fewer than `window` steps back (or ahead)
+    return masks.make_causal_mask(seq_len) & near  # itself and the window - 1 keys before it
 
 
-def cross_attend_padded(mha, decoder_states, encoder_states, encoder_lengths):
-    padding = masks.make_padding_mask(encoder_lengths, encoder_states.shape[1])  # (batch, k_len)
-    return mha(decoder_states, encoder_states, encoder_states, key_padding_mask=padding)[0]
+def window_mask_compare(seq_len, window):
+    i, j = _positions(seq_len)
+    return (j <= i) & (i - j < window)
 
 
-def cross_padded_4d(mha, decoder_states, encoder_states, encoder_lengths):
-    k_len = encoder_states.shape[1]
-    real = torch.arange(k_len)[None, :] < encoder_lengths[:, None]  # (batch, k_len)
-    return mha(decoder_states, encoder_states, encoder_states, mask=real[:, None, None, :])[0]
+def window_mask_triangles(seq_len, window):
+    return _ones(seq_len).tril() & _ones(seq_len).triu(-(window - 1))  # the past, at most window - 1 back
 
 
-def cross_padded_loop(mha, decoder_states, encoder_states, encoder_lengths):
-    padding = torch.zeros(encoder_states.shape[:2], dtype=torch.bool)
-    for b, length in enumerate(encoder_lengths.tolist()):
-        padding[b, :length] = True
-    output, _ = mha(decoder_states, encoder_states, encoder_states, key_padding_mask=padding)
-    return output
+def window_mask_loop(seq_len, window):
+    mask = torch.zeros(seq_len, seq_len, dtype=torch.bool)
+    for i in range(seq_len):
+        mask[i, max(0, i - window + 1) : i + 1] = True
+    return mask
 
 
-def _real_keys(encoder_states, encoder_lengths):
-    return torch.arange(encoder_states.shape[1])[None, :] < encoder_lengths[:, None]  # (batch, k_len)
+def window_mask_off_by_one(seq_len, window):
+    i, j = _positions(seq_len)
+    return (j <= i) & (j >= i - window)  # window + 1 keys
 
 
-def cross_padded_as_2d(mha, decoder_states, encoder_states, encoder_lengths):
-    padding = _real_keys(encoder_states, encoder_lengths)
-    return mha(decoder_states, encoder_states, encoder_states, mask=padding)[0]  # read as (q_len, k_len)
+def window_mask_not_causal(seq_len, window):
+    i, j = _positions(seq_len)
+    return (i - j).abs() < window  # both ways
 
 
-def cross_padded_causal(mha, decoder_states, encoder_states, encoder_lengths):
-    padding = _real_keys(encoder_states, encoder_lengths)
-    causal = masks.make_causal_mask(decoder_states.shape[1], encoder_states.shape[1])  # (q_len, k_len)
-    return mha(decoder_states, encoder_states, encoder_states, mask=causal, key_padding_mask=padding)[0]
+def window_mask_forward(seq_len, window):
+    i, j = _positions(seq_len)
+    return (j >= i) & (j < i + window)  # the upper triangle: the next keys instead of the previous ones
 
 
-CROSS_ATTEND_PADDED = Exercise(
-    id="02.cross_attend_padded",
-    section="02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)",
-    make_cases=cross_padded_cases,
-    reference=cross_attend_padded,
-    variants=(cross_padded_4d, cross_padded_loop),
-    buggy={"key_padding_as_2d": cross_padded_as_2d, "causal_in_cross_attention": cross_padded_causal},
-    allowed=("course_utils.attention:MultiHeadAttention.forward",),
+def window_mask_inverted(seq_len, window):
+    return ~sliding_window_mask(seq_len, window)
+
+
+SLIDING_WINDOW_MASK = Exercise(
+    id="02.sliding_window_mask",
+    section="02 · Sliding windows",
+    make_cases=lambda: [
+        Case((5, 2)),
+        Case((6, 3)),
+        Case((4, 1), "a window of 1: only itself"),
+        Case((3, 5), "a window longer than the sequence: plain causal"),
+        Case((7, 4)),
+    ],
+    reference=sliding_window_mask,
+    variants=(window_mask_compare, window_mask_triangles, window_mask_loop),
+    buggy={
+        "window_off_by_one": window_mask_off_by_one,
+        "window_not_causal": window_mask_not_causal,
+        "causal_triu": window_mask_forward,
+        "mask_inverted": window_mask_inverted,
+    },
+    misconceptions=("causal_no_diagonal",),
     hints=(
-        "Queries come from the decoder, keys and values from the encoder. Which encoder positions may a decoder "
-        "position read, and which argument of mha is made for that?",
-        "Only the encoder's padding is hidden: build a (batch, k_len) mask of the real encoder tokens from the "
-        "lengths, and give it to the module as key padding.",
-        "A 2-D mask= is read as (q_len, k_len); the padding mask is (batch, k_len). Pass it as key_padding_mask=, "
-        "or as mask= with shape (batch, 1, 1, k_len).",
+        "Write row 4 of a 6-token mask with window 3 by hand: which keys are True?",
+        "Two conditions on the key position j for query i: not in the future, and fewer than `window` steps back.",
+        "With i a column and j a row of positions, the first condition is j <= i. Write the second the same way "
+        "(your causal_mask gives the first one too).",
     ),
 )
 
 
-# ---- 02.nn_decoder_self_attend(torch_mha, x, lengths) -> output -------------------------------------------
-def nn_decoder_cases():
-    with torch_seeded(7):
-        torch_mha = nn.MultiheadAttention(8, 2, batch_first=True, dtype=torch.float64).eval()
-        return [
-            Case((torch_mha, torch.randn(2, 5, 8, dtype=torch.float64), torch.tensor([5, 3]))),
-            Case((torch_mha, torch.randn(3, 4, 8, dtype=torch.float64), torch.tensor([1, 4, 2]))),
-            Case((torch_mha, torch.randn(2, 6, 8, dtype=torch.float64), torch.tensor([4, 2])), "no full-length row"),
-        ]
+# ---- 02.cached_causal_mask(q_len, k_len) -> (q_len, k_len) bool (transfer) ----------------------------------
+def cached_causal_mask(q_len, k_len):
+    return masks.make_causal_mask(q_len, k_len)  # torch.tril(..., diagonal=k_len - q_len): bottom-right
 
 
-def nn_decoder_self_attend(torch_mha, x, lengths):
-    padding = masks.make_padding_mask(lengths, x.shape[1])  # (batch, k_len), True = real token
-    causal = masks.make_causal_mask(x.shape[1])  # (q_len, k_len), True = may attend
-    # nn.MultiheadAttention: True = ignore this key / not allowed
-    return torch_mha(x, x, x, key_padding_mask=~padding, attn_mask=~causal)[0]
+def cached_causal_tril(q_len, k_len):
+    return torch.ones(q_len, k_len, dtype=torch.bool).tril(diagonal=k_len - q_len)
 
 
-def nn_decoder_ignore_masks(torch_mha, x, lengths):
-    seq_len = x.shape[1]
-    ignore_key = torch.arange(seq_len)[None, :] >= lengths[:, None]  # (batch, k_len): True at padding
-    not_allowed = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)  # (q_len, k_len): True in the future
-    output, _ = torch_mha(x, x, x, key_padding_mask=ignore_key, attn_mask=not_allowed)
-    return output
+def cached_causal_positions(q_len, k_len):
+    i, j = _positions(q_len, k_len)
+    return j <= i + (k_len - q_len)  # query i sits at position k_len - q_len + i
 
 
-def nn_decoder_converted(torch_mha, x, lengths):
-    padding = masks.make_padding_mask(lengths, x.shape[1])
-    causal = torch.tril(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool))
-    return torch_mha(x, x, x, key_padding_mask=masks.to_key_padding_mask(padding), attn_mask=causal.logical_not())[0]
+def cached_causal_slice(q_len, k_len):
+    return _ones(k_len).tril()[k_len - q_len :]  # the last q_len rows of the full causal mask
 
 
-def _our_decoder_masks(x, lengths):
-    seq_len = x.shape[1]
-    padding = torch.arange(seq_len)[None, :] < lengths[:, None]  # (batch, k_len), True = real token
-    causal = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()  # (q_len, k_len), True = may attend
-    return padding, causal
+def cached_causal_top_left(q_len, k_len):
+    return torch.ones(q_len, k_len, dtype=torch.bool).tril()  # what is_causal=True does
 
 
-def nn_decoder_masks_not_flipped(torch_mha, x, lengths):
-    padding, causal = _our_decoder_masks(x, lengths)
-    return torch_mha(x, x, x, key_padding_mask=padding, attn_mask=causal)[0]
-
-
-def nn_decoder_causal_not_flipped(torch_mha, x, lengths):
-    padding, causal = _our_decoder_masks(x, lengths)
-    return torch_mha(x, x, x, key_padding_mask=~padding, attn_mask=causal)[0]
-
-
-NN_DECODER_SELF_ATTEND = Exercise(
-    id="02.nn_decoder_self_attend",
-    section='02 · Two conventions: "may attend" and "ignore"',
-    make_cases=nn_decoder_cases,
-    reference=nn_decoder_self_attend,
-    variants=(nn_decoder_ignore_masks, nn_decoder_converted),
-    buggy={"nn_mha_convention": nn_decoder_masks_not_flipped, "causal_not_flipped": nn_decoder_causal_not_flipped},
+CACHED_CAUSAL_MASK = Exercise(
+    id="02.cached_causal_mask",
+    section="02 · Exercises",
+    make_cases=lambda: [
+        Case((3, 7)),
+        Case((1, 5), "one decoding step: the new token reads every key"),
+        Case((4, 4), "no cache: plain causal"),
+        Case((2, 6)),
+    ],
+    reference=cached_causal_mask,
+    variants=(cached_causal_tril, cached_causal_positions, cached_causal_slice),
+    buggy={"causal_top_left": cached_causal_top_left},
+    misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted"),
     hints=(
-        "A decoder's self-attention needs two masks: which ones? And what does True mean for each argument of "
-        "nn.MultiheadAttention?",
-        "Build both masks in our convention first (padding from the lengths, causal from the triangle). "
-        "nn.MultiheadAttention reads key_padding_mask and a boolean attn_mask as True = ignore / not allowed.",
-        "So both must be flipped before they go in (~mask, or masks.to_key_padding_mask for the padding). The call "
-        "returns (output, weights): keep the output.",
+        "Query q_len - 1 is the newest token: how many of the k_len keys are in its past (itself included)?",
+        "Shift the lower triangle so that its last row is all True: query i sits at position k_len - q_len + i.",
+        "torch.tril takes a diagonal= offset: which offset makes row q_len - 1 full? (Or compare positions: key j "
+        "is allowed when j <= i + (k_len - q_len).)",
     ),
 )
+
+
+# ---- 02.left_padding_mask(lengths, max_len) -> (batch, max_len) bool (transfer) ------------------------------
+def left_padding_mask(lengths, max_len):
+    return masks.make_padding_mask(lengths, max_len).flip(-1)  # the right-padded rows, mirrored
+
+
+def left_padding_compare(lengths, max_len):
+    return torch.arange(max_len)[None, :] >= (max_len - lengths)[:, None]  # the last `length` positions
+
+
+def left_padding_loop(lengths, max_len):
+    mask = torch.zeros(len(lengths), max_len, dtype=torch.bool)
+    for b, length in enumerate(lengths.tolist()):
+        mask[b, max_len - length :] = True
+    return mask
+
+
+def left_padding_as_right(lengths, max_len):
+    return torch.arange(max_len)[None, :] < lengths[:, None]  # the real tokens at the start
+
+
+LEFT_PADDING_MASK = Exercise(
+    id="02.left_padding_mask",
+    section="02 · Exercises",
+    make_cases=padding_cases,
+    reference=left_padding_mask,
+    variants=(left_padding_compare, left_padding_loop),
+    buggy={"left_padding_as_right": left_padding_as_right},
+    misconceptions=("mask_inverted", "padding_off_by_one"),
+    hints=(
+        "For length 2 padded to 5 on the left, which positions are real?",
+        "Position j is real when it is among the last `length` positions: compare j with max_len - length.",
+        "The first real position of sequence b is max_len - lengths[b]; use the same broadcasting as your "
+        "padding_mask (a row of positions against a column).",
+    ),
+)
+
 
 EXERCISES = [
-    MY_CAUSAL_MASK,
-    MY_PADDING_MASK,
-    DECODER_MASK,
+    PADDING_MASK,
+    CAUSAL_MASK,
     MASKED_SOFTMAX,
-    SLIDING_WINDOW_MASK,
+    MASKED_ATTENTION,
+    DECODER_MASK,
     LEAKS,
-    CROSS_ATTEND_PADDED,
-    NN_DECODER_SELF_ATTEND,
+    SLIDING_WINDOW_MASK,
+    CACHED_CAUSAL_MASK,
+    LEFT_PADDING_MASK,
 ]
 
+_BUG_1B = "02 · Bug 1b: a (batch, k_len) padding mask given as the 2-D mask"
+
 PREDICTIONS = [
+    Prediction(
+        id="02.causal_keys_query2",
+        question="In the causal mask for 5 tokens, which keys may query 2 (the third token) attend to?",
+        kind="set",
+        answer={0, 1, 2},
+        section="02 · Causal masks",
+        known_wrong={
+            (0, 1): ("causal_no_diagonal", "the keys before it, but a token may also read itself"),
+            (2, 3, 4): ("causal_triu", "itself and the keys after it: that is the future, the upper triangle"),
+            (3, 4): ("mask_inverted", "the keys it must not see: True means may attend"),
+            (0, 1, 2, 3, 4): (None, "every key: then the query would read the two tokens after it"),
+        },
+    ),
     Prediction(
         id="02.causal_true_count",
         question="How many entries of the (5, 5) causal mask are True?",
@@ -584,25 +835,144 @@ PREDICTIONS = [
         section="02 · Causal masks",
         known_wrong=(
             KnownWrong(10, "causal_no_diagonal", "the count without the diagonal, but a token may attend to itself"),
-            KnownWrong(25, "every_entry", "every entry: the mask hides the keys after each query"),
+            KnownWrong(25, "no_mask", "every entry: that is no mask at all; the keys after each query are hidden"),
             KnownWrong(5, "diagonal_only", "the diagonal alone: a query also sees every key before it"),
         ),
     ),
     Prediction(
+        id="02.fill_1e9_weights",
+        question='Fill -1e9, an empty sequence: are its first query\'s weights "uniform", "zeros", "nan" or "error"?',
+        kind="choice",
+        answer="uniform",
+        choices=("uniform", "zeros", "nan", "error"),
+        section="02 · Bug 2: -1e9 and the fully masked row",
+        known_wrong=(
+            KnownWrong(
+                "zeros",
+                "fill_minus_1e9",
+                "what a query with nothing to read should get, but -1e9 is "
+                "finite: a row whose scores are all -1e9 is a constant row, and a softmax makes it uniform",
+            ),
+            KnownWrong(
+                "nan", "fill_minus_inf", "what -inf gives; -1e9 is an ordinary number, so nothing divides 0 by 0"
+            ),
+        ),
+    ),
+    Prediction(
+        id="02.fill_inf_weights",
+        question='Fill -inf, the same empty sequence: "uniform", "zeros", "nan" or "error"?',
+        kind="choice",
+        answer="nan",
+        choices=("uniform", "zeros", "nan", "error"),
+        section="02 · Bug 3: -inf and the fully masked row",
+        known_wrong=(
+            KnownWrong(
+                "zeros",
+                "fill_minus_inf",
+                "what you would get if 0 / 0 were 0: exp(-inf) is 0 for every key, "
+                "so the softmax divides 0 by their sum, 0, and 0 / 0 is nan",
+            ),
+            KnownWrong("uniform", "fill_minus_1e9", "what -1e9 gave; -inf minus -inf is not 0, it is nan"),
+        ),
+    ),
+    Prediction(
+        id="02.nan_grad_entries",
+        question="The loss looks only at sequence 0; with the -inf fill, how many of the 64 entries of W.grad are NaN?",
+        kind="number",
+        answer=64,
+        section="02 · The gradients of a loss that ignores the empty sequence",
+        known_wrong={
+            0: (
+                "fill_minus_inf",
+                "what the loss suggests, but in the backward pass the empty sequence's NaN weights multiply the zero "
+                "gradient of its outputs, and NaN · 0 = NaN",
+            ),
+            32: (None, "half of them, but every entry of W.grad sums over the positions of both sequences"),
+        },
+    ),
+    Prediction(
         id="02.padding_as_2d",
-        question="batch = q_len = 3: a (batch, k_len) padding mask passed as the 2-D mask gives an error, a silently "
-        "wrong output, or the right output?",
+        question="batch = q_len = k_len = 3: a (batch, k_len) padding mask passed as the 2-D mask gives an error, "
+        "a silently wrong output, or the right output?",
         kind="choice",
         answer="silently wrong",
         choices=("error", "silently wrong", "right"),
-        section="02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)",
+        section=_BUG_1B,
         known_wrong=(
-            KnownWrong("error", "expects_error", "what happens when batch ≠ q_len; here the two shapes agree"),
+            KnownWrong(
+                "error",
+                None,
+                "what happens when batch ≠ q_len; here (3, 3) is also a valid "
+                "(q_len, k_len), so broadcasting cannot tell",
+            ),
             KnownWrong(
                 "right",
-                "shape_means_right",
+                "key_padding_as_2d",
                 "what the shapes suggest, but broadcasting reads row b as the mask of query b, for every sequence",
             ),
         ),
+    ),
+    Prediction(
+        id="02.padding_as_2d_one_query",
+        question='One decoding step, q_len = 1, batch = 2: "error", "right shape, wrong values" or '
+        '"wrong shape, no error"?',
+        kind="choice",
+        answer="wrong shape, no error",
+        choices=("error", "right shape, wrong values", "wrong shape, no error"),
+        section=_BUG_1B,
+        known_wrong=(
+            KnownWrong(
+                "error",
+                None,
+                "what you would hope for, but an axis of size 1 broadcasts "
+                "against anything: the one query stretches to batch queries",
+            ),
+            KnownWrong(
+                "right shape, wrong values",
+                "key_padding_as_2d",
+                "half of it: the values are wrong, and the "
+                "query axis, of size 1, stretches to the mask's batch rows, so the output gains queries too",
+            ),
+        ),
+    ),
+    Prediction(
+        id="02.is_causal_keys",
+        question="3 queries, 7 keys, is_causal=True: how many keys does query 0 see?",
+        kind="number",
+        answer=1,
+        section="02 · Practical masking APIs",
+        known_wrong=(
+            KnownWrong(
+                5,
+                "causal_top_left",
+                "the bottom-right alignment that cached decoding needs; is_causal=True aligns the triangle top-left",
+            ),
+            KnownWrong(7, None, "every key: is_causal=True still hides the keys after query 0's own position, 0"),
+        ),
+    ),
+    Prediction(
+        id="02.leak_count_masked",
+        question="Tokens 4 and 5 of 6 replaced, causal mask: how many of the 6 outputs change?",
+        kind="number",
+        answer=2,
+        section="02 · The no-leak test",
+        known_wrong=(
+            KnownWrong(
+                0,
+                "leak_test_changed_positions",
+                "what 'nothing leaks' suggests, but positions 4 and 5 read their own tokens, and those changed",
+            ),
+            KnownWrong(
+                6, None, "what happens without a mask; the causal mask hides tokens 4 and 5 from positions 0 to 3"
+            ),
+        ),
+    ),
+    Prediction(
+        id="02.leak_count_open",
+        question="The same change, no mask: how many of the 6 outputs change?",
+        kind="number",
+        answer=6,
+        section="02 · The no-leak test",
+        known_wrong=(KnownWrong(2, None, "what the causal mask gives; without it every query reads tokens 4 and 5"),),
     ),
 ]

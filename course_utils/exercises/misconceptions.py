@@ -163,14 +163,14 @@ CATALOGUE = (
     ),
     Misconception(
         "fill_minus_1e9",
-        "masked with -1e9: a fully masked row becomes uniform over the padding instead of zeros",
-        "02 · Bug 2: `-1e9` and the fully masked row",
+        "a finite fill (-1e9, finfo.min): a fully masked row becomes uniform over the padding instead of zeros",
+        "02 · Bug 2: -1e9 and the fully masked row",
         "What does your function return for a row in which every key is masked?",
     ),
     Misconception(
         "fill_minus_inf",
         "masked with -inf and a plain softmax: a fully masked row becomes NaN",
-        "02 · Bug 3: `-inf` gives NaN rows and NaN gradients",
+        "02 · Bug 3: -inf and the fully masked row",
         "What is the softmax of a row that is -inf everywhere? What should a row with no allowed key give?",
     ),
     Misconception(
@@ -184,27 +184,27 @@ CATALOGUE = (
     Misconception(
         "key_padding_as_2d",
         "a (batch, k_len) key-padding mask passed as if it were a (q_len, k_len) mask",
-        "02 · Bug 1b: a (batch, k_len) padding mask read as (q_len, k_len)",
+        "02 · Bug 1b: a (batch, k_len) padding mask given as the 2-D mask",
         "A 2-D mask is read as (q_len, k_len). Is your padding mask (q_len, k_len) or (batch, k_len)?",
         patches.PADDING_AS_2D_MASK,
     ),
     Misconception(
         "window_off_by_one",
         "the window is one key too wide: query i sees window keys, itself included (i - window < j <= i)",
-        "02 · Causal masks",
+        "02 · Sliding windows",
         "Count the True entries of a late row of your mask for window 2: how many keys does the window allow, the "
         "query itself included?",
     ),
     Misconception(
         "window_not_causal",
         "the window looks both ways: a decoder's sliding window is still causal (j <= i)",
-        "02 · Causal masks",
+        "02 · Sliding windows",
         "In a decoder, may a query see a key that comes after it, even a close one?",
     ),
     Misconception(
         "leak_test_tolerance",
         "the leak test uses a tolerance: a mask that leaks a little passes it; demand exact equality",
-        "02 · The no-leak experiment",
+        "02 · The no-leak test",
         "Would your test notice a leak of size 1e-13? A masked key's weight is exactly 0, so the outputs that must "
         "not move are exactly equal.",
     ),
@@ -212,7 +212,7 @@ CATALOGUE = (
         "leak_test_changed_positions",
         "the leak test also compares the positions whose own token changed: only the positions before the change "
         "must stay identical",
-        "02 · The no-leak experiment",
+        "02 · The no-leak test",
         "When the tokens after t change, which outputs are allowed to move?",
     ),
     Misconception(
@@ -226,7 +226,7 @@ CATALOGUE = (
         "split_single_reshape",
         "one reshape straight to (batch, heads, seq_len, d_head): right shape, features of different positions "
         "mixed (reshape to (batch, seq_len, heads, d_head), then swap seq_len and heads)",
-        "03 · Step 2 · split into heads",
+        "03 · A reshape that looks right",
         "After your split, does head 0 at position 1 hold position 1's first d_head features? Compare with "
         "x[0, 1, :d_head].",
         patches.SPLIT_WITHOUT_TRANSPOSE,
@@ -234,13 +234,13 @@ CATALOGUE = (
     Misconception(
         "params_three_matrices",
         "3·d_model² parameters: the output projection W_o and the biases are missing",
-        "03 · Parameters: the same for any number of heads",
+        "03 · Parameters: does the number of heads change them?",
         "How many projections does a multi-head attention layer have, and does each have a bias?",
     ),
     Misconception(
         "params_ignore_bias_flag",
         "biases counted even with bias=False",
-        "03 · Parameters: the same for any number of heads",
+        "03 · Parameters: does the number of heads change them?",
         "What does bias=False remove from each projection?",
     ),
     Misconception(
@@ -276,8 +276,8 @@ CATALOGUE = (
     ),
     Misconception(
         "no_output_projection",
-        "the heads are concatenated but never mixed by W_o (out_proj): the output is concat(heads) @ W_o",
-        "03 · Step 4 · mix the heads with `W_o`",
+        "the heads are concatenated but never mixed by the output projection (W_o / out_proj)",
+        "03 · Step 5 · mix the heads with `W_o`",
         "After the heads are put side by side, what does W_o (out_proj) do? Does your output pass through it?",
         patches.NO_OUTPUT_PROJECTION,
     ),
@@ -435,8 +435,146 @@ CATALOGUE = (
     # ---- lesson 01: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
     # ---- end of lesson 01's new entries ----
     # ---- lesson 02: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    Misconception(
+        "mask_not_bool",
+        "a 0/1 number mask: masks are boolean (dtype=torch.bool), True = may attend; ~ and masked_fill need True/False",
+        "02 · Causal masks",
+        "What dtype does your mask have? What does ~ do to the integer 1?",
+    ),
+    Misconception(
+        "padding_mask_transposed",
+        "the axes are swapped: a padding mask has one row per sequence and one column per position, (batch, max_len)",
+        "02 · Padding masks from lengths",
+        "How many rows should a batch of 3 sequences give, and how many columns?",
+    ),
+    Misconception(
+        "mask_after_softmax",
+        "masked after the softmax: zeroing weights afterwards leaves rows that no longer sum to 1; mask the scores "
+        "before the softmax",
+        "02 · A masked softmax that gives zeros",
+        "After you zero some weights, what do the others still sum to?",
+    ),
+    Misconception(
+        "empty_row_nan_gradient",
+        "the weights are right, but the gradient through a row with no allowed key is NaN: some step computes "
+        "0 / 0 or inf · 0 there before it is masked away; keep every intermediate of an empty row finite",
+        "02 · A masked softmax that gives zeros",
+        "Which of your steps divides by the row's sum, and what is that sum on a row with no allowed key? What is "
+        "the derivative of a / b there?",
+    ),
+    Misconception(
+        "mask_ignored",
+        "the mask is never applied: every key gets weight, the forbidden ones too",
+        "02 · Masked attention",
+        "Where in your function does `mask` change a score?",
+    ),
+    Misconception(
+        "padding_on_queries",
+        "the padding mask was put on the query axis (the rows): padding says which keys are real, so it goes on "
+        "the last axis, (batch, 1, 1, k_len)",
+        "02 · The decoder's mask",
+        "Padding says which *keys* are real: which axis of the scores counts keys?",
+    ),
+    Misconception(
+        "masks_combined_with_or",
+        "combined with |: a key must be real AND not in the future, so combine the masks with &",
+        "02 · The decoder's mask",
+        "May a query read a padding key that is in its past?",
+    ),
+    Misconception(
+        "leak_test_last_token_only",
+        "only the last token was changed: a leak from token t + 1 to output t shows only if you change the tokens "
+        "after every position t",
+        "02 · The no-leak test",
+        "If output 0 reads token 1 and nothing else leaks, does changing the last token move anything before it?",
+    ),
+    Misconception(
+        "causal_top_left",
+        "the triangle is aligned top-left (what is_causal=True does): with k_len cached keys the newest query "
+        "must see every key, so align it bottom-right",
+        "02 · Practical masking APIs",
+        "Query q_len - 1 is the newest token: how many of the k_len keys are in its past?",
+    ),
+    Misconception(
+        "left_padding_as_right",
+        "the padding is at the start: with left padding the real tokens are the last `length` positions",
+        "02 · Exercises",
+        "For a sequence of length 2 padded to 5 on the left, which positions are real?",
+    ),
     # ---- end of lesson 02's new entries ----
     # ---- lesson 03: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    Misconception(
+        "split_no_transpose",
+        "split without moving the heads in front of the positions: (batch, seq_len, heads, d_head) must become "
+        "(batch, heads, seq_len, d_head), or attention treats the heads as the positions",
+        "03 · Step 2 · split into heads",
+        "Attention reads the second-to-last axis of its inputs as the positions. Which axis is that in your split?",
+    ),
+    Misconception(
+        "merge_no_transpose",
+        "merged without moving the heads back behind the positions: a reshape of (batch, heads, seq_len, d_head) "
+        "to (batch, seq_len, d_model) mixes heads and positions",
+        "03 · Step 4 · merge the heads",
+        "Before the reshape joins heads and d_head into one feature axis, which two axes must be neighbours?",
+    ),
+    Misconception(
+        "w_o_on_left",
+        "W_o @ concat: with one token per row the output projection multiplies from the right, concat @ W_o",
+        "03 · Step 5 · mix the heads with `W_o`",
+        "Which axis of concat holds the features that W_o mixes, and which side of @ contracts it?",
+    ),
+    Misconception(
+        "params_no_biases",
+        "the biases are left out: each of the four projections has a bias vector as long as its output",
+        "03 · Parameters: does the number of heads change them?",
+        "Does a projection with bias=True hold only its weight matrix?",
+    ),
+    Misconception(
+        "params_heads_multiply",
+        "every head counted with its own full matrices: the heads use slices of the same four matrices",
+        "03 · Parameters: does the number of heads change them?",
+        "Where are head 1's query weights stored: in a matrix of their own, or in columns of W_q?",
+    ),
+    Misconception(
+        "params_ignore_d_head",
+        "the projections taken as (d_model, d_model) whatever d_head: with d_head given they are "
+        "(d_model, heads·d_head), and W_o the other way round",
+        "03 · Count them for any layer",
+        "How wide are the projected queries when there are 128 heads of 128 features?",
+    ),
+    Misconception(
+        "params_w_o_bias_width",
+        "W_o's bias counted with heads·d_head entries: W_o outputs d_model features, so its bias has d_model",
+        "03 · Count them for any layer",
+        "How many numbers does W_o output per token, and so how long is its bias?",
+    ),
+    Misconception(
+        "flops_heads_multiply",
+        "the core counted once per head with d_model-wide products: each head's products are d_head wide, so the "
+        "heads add up to d_model",
+        _FLOPS,
+        "How long is one head's dot product q · k: d_model or d_head?",
+    ),
+    Misconception(
+        "gqa_tiled_heads",
+        "the key/value heads interleaved (np.tile): query head h uses kv head h // (heads // kv_heads), so each kv "
+        "head is repeated for consecutive query heads (np.repeat)",
+        "03 · Exercise 1 · Grouped-query attention",
+        "Which kv head does query head 1 use when 4 query heads share 2 kv heads?",
+    ),
+    Misconception(
+        "crossover_without_mlp",
+        "the MLP's linear work is left out: in a whole block the core must catch up with the projections and the MLP",
+        "03 · A whole block",
+        "Which matrix products of a block run once per token, whatever the length?",
+    ),
+    Misconception(
+        "causal_halves_linear_work",
+        "the causal saving applied to the linear work too: a causal kernel skips masked scores only, the "
+        "projections and the MLP still run on every token",
+        "03 · A whole block",
+        "Which FLOPs does a causal mask remove?",
+    ),
     # ---- end of lesson 03's new entries ----
     # ---- lesson 04: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
     # ---- end of lesson 04's new entries ----

@@ -170,23 +170,84 @@ def _judge_index(prediction, value):
 
 
 def _normalised(value):
-    return value.strip().lower() if isinstance(value, str) else value
+    """What a choice is compared by: a string stripped, lower-cased, its spaces collapsed; NumPy scalars as Python's."""
+    if isinstance(value, str):
+        return " ".join(value.split()).lower()
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def _same_choice(a, b) -> bool:
+    """Equal by value within one kind: a bool never equals an int (True is not 1), an int equals an integral float."""
+    a, b = _normalised(a), _normalised(b)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
 
 
 def _judge_choice(prediction, value):
-    value = _normalised(value)
-    answer = _normalised(prediction.value())
-    choices = [_normalised(c) for c in prediction.choices]
-    matches = [c for c in choices if type(c) is type(value) and c == value]
+    matches = [c for c in prediction.choices if _same_choice(c, value)]
     if not matches:
         shown = ", ".join(safe_repr(c) for c in prediction.choices)
         return PredictionVerdict("not_answered", f"❓ Choose one of {shown}; you wrote {describe(value)}.")
-    if matches[0] == answer:
+    if _same_choice(matches[0], prediction.value()):
         return PredictionVerdict("right", f"✅ Right: {safe_repr(prediction.value())}.")
-    known = _known(prediction, lambda v: type(_normalised(v)) is type(value) and _normalised(v) == value)
+    known = _known(prediction, lambda v: _same_choice(v, value))
     if known is not None:
-        return PredictionVerdict("wrong", f"❌ {safe_repr(value)} is {known.why}. Run the next cell and see.", known.id)
+        return PredictionVerdict(
+            "wrong", f"❌ {safe_repr(matches[0])} is {known.why}. Run the next cell and see.", known.id
+        )
     return PredictionVerdict("wrong", "❌ Not this one. Run the next cell and see what happens.")
+
+
+def _as_int_set(value):
+    """A frozenset of ints from a set, frozenset, list, tuple or 1-D integer array; None for anything else."""
+    if is_array(value):
+        if len(tuple(value.shape)) != 1:
+            return None
+        value = value.tolist()
+    if not isinstance(value, (set, frozenset, list, tuple, range)):
+        return None
+    items = []
+    for item in value:
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
+            return None
+        items.append(int(item))
+    return frozenset(items)
+
+
+def _set_words(values) -> str:
+    return "{" + ", ".join(str(v) for v in sorted(values)) + "}" if values else "the empty set"
+
+
+def _judge_set(prediction, value):
+    answer = _as_int_set(prediction.value())
+    given = _as_int_set(value)
+    if given is None:
+        return PredictionVerdict(
+            "not_answered", f"❓ This prediction is a set of whole numbers, like {{0, 2}}; you wrote {describe(value)}."
+        )
+    if given == answer:
+        return PredictionVerdict("right", f"✅ Right: {_set_words(answer)}.")
+    known = _known(prediction, lambda v: _as_int_set(v) == given)
+    if known is not None:
+        return PredictionVerdict(
+            "wrong", f"❌ {_set_words(given)} is {known.why}. Run the next cell and see.", known.id
+        )
+    missing, extra = len(answer - given), len(given - answer)
+    parts = []
+    if missing:
+        parts.append(f"{missing} {'is' if missing == 1 else 'are'} missing")
+    if extra:
+        parts.append(f"{extra} {'does' if extra == 1 else 'do'} not belong")
+    return PredictionVerdict("wrong", f"❌ Not quite: {' and '.join(parts)}. Run the next cell and see which.")
 
 
 def judge_prediction(prediction, value) -> PredictionVerdict:
@@ -206,7 +267,13 @@ def judge_prediction(prediction, value) -> PredictionVerdict:
             "not_answered",
             f"✍️ Write your prediction first (replace the `...`), then run this cell: {prediction.question}",
         )
-    judges = {"shape": _judge_shape, "number": _judge_number, "index": _judge_index, "choice": _judge_choice}
+    judges = {
+        "shape": _judge_shape,
+        "number": _judge_number,
+        "index": _judge_index,
+        "choice": _judge_choice,
+        "set": _judge_set,
+    }
     try:
         return judges[prediction.kind](prediction, value)
     except Exception as exc:  # whatever the value, a sentence, never a traceback

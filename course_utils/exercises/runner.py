@@ -56,6 +56,7 @@ __all__ = [
     "Probe",
     "is_stub",
     "stub_methods",
+    "own_codes",
     "raises_only_not_implemented",
     "student_line",
     "PACKAGE_DIR",
@@ -266,14 +267,20 @@ class HelperRecorder:
     ``course_utils`` module (not the exercise engine) that returned while active; ``called`` holds the
     names of forbidden code objects that ran. Install it with ``with recorder:`` around the whole check;
     :class:`Probe` switches ``active`` on only while the student's own function runs.
+
+    ``opaque`` holds the ``id`` of code objects (the functions and methods earlier checks handed back) are black boxes:
+    nothing they return, and nothing that runs inside them, is recorded, so an answer that builds on an
+    earlier exercise's function is never taken for delegation.
     """
 
-    def __init__(self, forbidden: dict | None = None, limit: int = 20_000):
+    def __init__(self, forbidden: dict | None = None, limit: int = 20_000, opaque=frozenset()):
         self.forbidden = forbidden or {}  # code object -> readable name
+        self.opaque = opaque
         self.returns: list = []
         self.called: list = []
         self.active = False
         self.limit = limit
+        self.inside_opaque = 0  # depth of calls into opaque code on the stack
         self._modules: dict = {}
         self._previous = None
 
@@ -284,6 +291,14 @@ class HelperRecorder:
 
     def _profile(self, frame, event, arg):
         if not self.active:
+            return
+        if self.opaque and id(frame.f_code) in self.opaque:
+            if event == "call":
+                self.inside_opaque += 1
+            elif event == "return":
+                self.inside_opaque = max(0, self.inside_opaque - 1)
+            return
+        if self.inside_opaque:
             return
         if event == "call":
             name = self.forbidden.get(frame.f_code)
@@ -310,6 +325,7 @@ class Probe:
 
     def __init__(self, fn, recorder: HelperRecorder | None = None):
         self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "answer")  # a driver may name the class it builds
         self.recorder = recorder
         self.returned_none = False
         self.calls: list = []  # (index of the first helper return recorded during the call, end index, result)
@@ -319,6 +335,7 @@ class Probe:
         start = len(recorder.returns) if recorder is not None else 0
         if recorder is not None:
             recorder.active = True
+            recorder.inside_opaque = 0
         try:
             result = self.fn(*args, **kwargs)
         finally:
@@ -390,19 +407,66 @@ def _function_is_stub(fn) -> bool:
     return _bytecode_says_stub(code) if says is None else says
 
 
+def own_codes(answer) -> set:
+    """The code objects of a function, or of every method a class and its bases define (up to ``nn.Module``)."""
+    codes = set()
+    if inspect.isclass(answer):
+        for cls in answer.__mro__:
+            if cls is object or f"{cls.__module__}.{cls.__qualname__}" == "torch.nn.modules.module.Module":
+                break
+            for value in vars(cls).values():
+                value = getattr(value, "__func__", value)  # staticmethod, classmethod
+                code = getattr(value, "__code__", None)
+                if code is not None:
+                    codes.add(code)
+        return codes
+    fn = getattr(answer, "__func__", answer)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        codes.add(code)
+    return codes
+
+
 def stub_methods(cls) -> list[str]:
     """The methods a class defines itself whose body is only ``...`` (after a docstring)."""
     return [name for name, value in vars(cls).items() if inspect.isfunction(value) and _function_is_stub(value)]
 
 
-def is_stub(answer) -> bool:
+def _body_consts(code) -> tuple:
+    consts = code.co_consts
+    if consts and (consts[0] is None or isinstance(consts[0], str)):
+        return consts[1:]  # the docstring (or None without one)
+    return consts
+
+
+def _same_code(a, b) -> bool:
+    """Two functions with the same instructions, names and constants (docstrings and line numbers aside)."""
+    code_a, code_b = getattr(a, "__code__", None), getattr(b, "__code__", None)
+    if code_a is None or code_b is None:
+        return False
+    return (code_a.co_code, code_a.co_names, _body_consts(code_a)) == (
+        code_b.co_code,
+        code_b.co_names,
+        _body_consts(code_b),
+    )
+
+
+def is_stub(answer, reference=None) -> bool:
     """The stub as the student edition ships it: a body that is only ``...`` (optionally after a docstring).
 
-    For a class: every method it defines is such a stub (a class body that is only ``...`` too).
+    For a class: every method it defines is such a stub (a class body that is only ``...`` too), except
+    methods outside the regions, which the student edition keeps whole: with the exercise's ``reference``
+    class given, a method that it defines with the same code counts as given, not as an attempt.
     """
     if inspect.isclass(answer):
-        own = [value for value in vars(answer).values() if inspect.isfunction(value)]
-        return all(_function_is_stub(value) for value in own)
+        own = {name: value for name, value in vars(answer).items() if inspect.isfunction(value)}
+        stubs = [name for name, value in own.items() if _function_is_stub(value)]
+        if len(stubs) == len(own):
+            return True
+        if not stubs or not inspect.isclass(reference):
+            return False
+        given = vars(reference)
+        return all(name in stubs or _same_code(value, given.get(name)) for name, value in own.items())
     return _function_is_stub(answer)
 
 

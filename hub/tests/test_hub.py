@@ -6,7 +6,7 @@ published (scripts/publish_student_edition.py) into a local git repository, whic
 
 Three students open the pull link and run lesson 01 in a kernel of their own server: alice with a right answer to
 the lesson's first checked exercise, bob with a wrong one, carol untouched. The right answer is the instructor
-edition's solution region when the lesson has one, else the solutions notebook's function; the wrong one returns
+edition's solution region when the lesson has one, else the exercise's first correct variant; the wrong one returns
 the right answer plus one. Then: the instructor's page shows exactly those rows; a student sees only their own and
 is refused another's; a fourth student flooding the service is limited while alice's next record still arrives;
 the service is killed and the hub restarted, and every row is still there. The steps share one hub, in order.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import concurrent.futures
 import functools
+import inspect
 import json
 import re
 import shutil
@@ -75,19 +76,19 @@ def _defining_cell(nb, name: str) -> int:
 
 
 def right_answer(name: str) -> str:
-    """The complete function: the instructor edition's solution region, else the solutions notebook's."""
+    """The complete function: the instructor edition's solution region, else the exercise's first correct variant."""
     lesson = json.loads(next((REPO / "notebooks").glob("01_*.ipynb")).read_text(encoding="utf-8"))
     source = _source(lesson["cells"][_defining_cell(lesson, name)])
     if "### BEGIN SOLUTION" in source:
         node = _function(source, name)
         lines = source.splitlines()[node.lineno - 1 - len(node.decorator_list) : node.end_lineno]
         return "\n".join(line for line in lines if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
-    solutions = json.loads(next((REPO / "solutions").glob("01_*_solutions.ipynb")).read_text(encoding="utf-8"))
-    for _, source in _code_cells(solutions):
-        node = _function(source, name)
-        if node:
-            return ast.get_source_segment(source, node)
-    raise AssertionError(f"neither the lesson nor its solutions notebook has a complete {name}()")
+    from course_utils import exercises  # no solution region yet: the exercise's first correct variant, renamed
+
+    found = [e for e in exercises.for_lesson("01") if e.function == name]
+    assert found, f"lesson 01 has no solution region for {name}() and no exercise checks it"
+    variant = inspect.getsource(found[0].variants[0])
+    return re.sub(rf"^def {found[0].variants[0].__name__}\(", f"def {name}(", variant, count=1).rstrip()
 
 
 def wrong_answer(name: str) -> str:

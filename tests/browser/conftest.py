@@ -65,14 +65,11 @@ def clear_outputs(source: Path, target: Path) -> nbformat.NotebookNode:
 
 
 def site_page_names() -> list[str]:
-    """Every page the course website must have, relative to site/: home, lessons, solutions, guide, search."""
+    """Every page the course website must have, relative to site/: home, lessons, guide, search."""
     lessons = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    solutions = sorted((REPO / "solutions").glob("[0-9][0-9]_*.ipynb"))
     return [
         "index.html",
         *(f"notebooks/{path.stem}.html" for path in lessons),
-        "solutions.html",
-        *(f"solutions/{path.stem}.html" for path in solutions),
         "docs/instructor_guide.html",
         "search.html",
         "genindex.html",

@@ -71,7 +71,7 @@ def _anchors(path: Path, cache: dict[Path, set[str]]) -> set[str]:
 
 
 def test_site_builds_quickly_with_every_page(built_site):
-    """`make site`'s build gives index.html and one page per lesson, solution, the guide and search."""
+    """`make site`'s build gives index.html and one page per lesson (its solutions folded in it), the guide and search."""
     folder, seconds = built_site
     missing = [name for name in site_page_names() if not (folder / name).is_file()]
     assert not missing, f"the built site lacks {missing}"
