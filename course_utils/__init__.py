@@ -21,6 +21,7 @@ __all__ = [
     "efficient",
     "timing",
     "heads",
+    "role_task",
     "data",
     "reversal",
     "exercises",
