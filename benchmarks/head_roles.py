@@ -6,7 +6,7 @@ Usage (from the repository root)::
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/head_roles.py --json     # one JSON object
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/head_roles.py --seeds 3  # fewer seeds
 
-For each training seed, :func:`course_utils.heads.train_role_model` trains the one-layer, 4-head
+For each training seed, :func:`course_utils.role_task.train_role_model` trains the one-layer, 4-head
 toy of ``notebooks/05_inside_the_heads.ipynb`` (300 steps), and the lesson's measurements are
 repeated on 512 new sequences (the lesson's test set). Two claims are tested on every seed:
 

@@ -21,6 +21,7 @@ __all__ = [
     "efficient",
     "timing",
     "heads",
+    "role_task",
     "data",
     "reversal",
     "exercises",
@@ -28,4 +29,5 @@ __all__ = [
     "explorer",
     "grading",
     "grade_report",
+    "retrieval",
 ]

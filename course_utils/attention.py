@@ -5,9 +5,9 @@ Introduced in ``notebooks/04_multi_head_pytorch.ipynb``. Checked against
 ``tests/test_attention_oracle.py``.
 
 A *mask* is boolean and True means "may attend" (as in ``F.scaled_dot_product_attention``).
-Padding goes to ``MultiHeadAttention``'s own ``key_padding_mask`` ``(batch, k_len)``, True = real
-token (lesson 02 shows why a padding mask must not travel as a 2-D ``mask``).
-``nn.MultiheadAttention``'s ``key_padding_mask`` uses the opposite convention (True = ignore).
+Padding goes to ``MultiHeadAttention``'s own ``key_mask`` ``(batch, k_len)``, True = real key
+(lesson 02 shows why a padding mask must not travel as a 2-D ``mask``). The name differs from
+``nn.MultiheadAttention``'s ``key_padding_mask`` on purpose: that one means the opposite (True = ignore).
 """
 
 from __future__ import annotations
@@ -78,15 +78,24 @@ def _refuse_padding_as_2d_mask(mask_shape: tuple, batch: int, q_len: int, k_len:
     """A 2-D ``mask`` means ``(q_len, k_len)``; one shaped ``(batch, k_len)`` instead is a padding mask in the wrong place.
 
     Broadcasting would read its rows as queries, not sequences. The check catches it whenever the
-    shapes differ; when ``batch == q_len`` they are equal and only ``key_padding_mask`` is safe.
+    shapes differ; when ``batch == q_len`` they are equal and only ``key_mask`` is safe.
     """
     if len(mask_shape) == 2 and mask_shape == (batch, k_len) and mask_shape != (q_len, k_len):
         raise ValueError(
             f"mask of shape {mask_shape} looks like a (batch, k_len) key padding mask, but a 2-D mask is read as "
             f"(q_len={q_len}, k_len={k_len}), one row per query, the same for every sequence. Pass padding as "
-            "key_padding_mask=padding_mask (batch, k_len), True = real token (or as "
-            "mask=padding_mask[:, None, None, :], shape (batch, 1, 1, k_len))"
+            "key_mask=padding_mask (batch, k_len), True = real key (or as mask=padding_mask[:, None, None, :], "
+            "shape (batch, 1, 1, k_len)); not as key_padding_mask=, nn.MultiheadAttention's name, where True "
+            "means ignore"
         )
+
+
+KEY_PADDING_MASK_MESSAGE = (
+    "MultiHeadAttention takes key_mask= (batch, k_len), True = real key; key_padding_mask is "
+    "nn.MultiheadAttention's name, where True means ignore: convert with ~ or pass key_mask="
+)
+"""The ``TypeError`` that passing ``key_padding_mask=`` to the course's module raises: the name means the opposite
+in ``nn.MultiheadAttention``, so the course's module does not accept it."""
 
 
 class MultiHeadAttention(nn.Module):
@@ -103,7 +112,7 @@ class MultiHeadAttention(nn.Module):
     bias : bool
         Whether the four projections have biases.
 
-    ``forward(query, key, value, mask=None, need_weights=True, key_padding_mask=None)`` takes query
+    ``forward(query, key, value, mask=None, need_weights=True, key_mask=None)`` takes query
     ``(batch, q_len, d_model)`` and key/value ``(batch, k_len, d_model)`` (``k_len`` may differ:
     cross-attention) and returns ``(output, weights)`` with output ``(batch, q_len, d_model)`` and
     weights ``(batch, heads, q_len, k_len)``. With ``need_weights=False`` it runs PyTorch's fused
@@ -111,9 +120,10 @@ class MultiHeadAttention(nn.Module):
 
     Two masks, both boolean with **True = may attend / real token**:
 
-    - ``key_padding_mask`` ``(batch, k_len)``: which keys of each sequence are real. This is *the*
+    - ``key_mask`` ``(batch, k_len)``: which keys of each sequence are real. This is *the*
       way to pass padding (``masks.make_padding_mask(lengths, k_len)`` builds it). It is the
-      opposite of ``nn.MultiheadAttention(key_padding_mask=...)``, where True means ignore.
+      opposite of ``nn.MultiheadAttention(key_padding_mask=...)``, where True means ignore, hence
+      another name: passing ``key_padding_mask=`` raises a ``TypeError`` that says so.
     - ``mask``: 2-D ``(q_len, k_len)`` (the same for every sequence and head, e.g. causal) or 4-D
       ``(batch, heads, q_len, k_len)`` with 1 for any axis it shares. A 3-D mask is refused (its
       batch axis would line up with the heads), and so is a 2-D mask of shape ``(batch, k_len)``
@@ -132,7 +142,7 @@ class MultiHeadAttention(nn.Module):
     >>> tuple(out.shape), tuple(w.shape)
     ((2, 5, 16), (2, 4, 5, 7))
     >>> real = torch.tensor([[True, True, True, False, False, False, False], [True] * 7])  # (batch, k_len)
-    >>> out, w = mha(torch.zeros(2, 5, 16), torch.zeros(2, 7, 16), torch.zeros(2, 7, 16), key_padding_mask=real)
+    >>> out, w = mha(torch.zeros(2, 5, 16), torch.zeros(2, 7, 16), torch.zeros(2, 7, 16), key_mask=real)
     >>> float(w[0, :, :, 3:].sum())
     0.0
     """
@@ -154,7 +164,7 @@ class MultiHeadAttention(nn.Module):
         # (batch, seq_len, d_model) -> (batch, seq_len, heads, d_head) -> (batch, heads, seq_len, d_head)
         return x.view(batch, seq_len, self.num_heads, self.d_head).transpose(1, 2)
 
-    def _check_inputs(self, query, key, value, mask, key_padding_mask):
+    def _check_inputs(self, query, key, value, mask, key_mask):
         weight = self.query_proj.weight
         validate.torch_floats(dtype=weight.dtype, device=weight.device, query=query, key=key, value=value)
         for name, x in (("query", query), ("key", key), ("value", value)):
@@ -173,32 +183,32 @@ class MultiHeadAttention(nn.Module):
                 _refuse_padding_as_2d_mask(tuple(mask.shape), batch, q_len, k_len)
             scores_shape = (batch, self.num_heads, q_len, k_len)
             validate.torch_bool_mask(mask, scores_shape, "(batch, heads, q_len, k_len)", device=query.device)
-        if key_padding_mask is not None:
-            validate.torch_tensor(
-                "key_padding_mask", key_padding_mask, "masks.make_padding_mask(lengths, k_len) (True = real token)"
-            )
-            if key_padding_mask.dtype != torch.bool:
+        if key_mask is not None:
+            validate.torch_tensor("key_mask", key_mask, "masks.make_padding_mask(lengths, k_len) (True = real key)")
+            if key_mask.dtype != torch.bool:
                 raise TypeError(
-                    f"key_padding_mask must be boolean (True = real token) but has dtype {key_padding_mask.dtype}; "
+                    f"key_mask must be boolean (True = real key) but has dtype {key_mask.dtype}; "
                     "build it with masks.make_padding_mask(lengths, k_len)"
                 )
-            if tuple(key_padding_mask.shape) != (batch, k_len):
+            if tuple(key_mask.shape) != (batch, k_len):
                 raise ValueError(
-                    f"key_padding_mask must be (batch, k_len) = ({batch}, {k_len}) but has shape "
-                    f"{tuple(key_padding_mask.shape)}: one row per sequence, one entry per key (True = real token)"
+                    f"key_mask must be (batch, k_len) = ({batch}, {k_len}) but has shape "
+                    f"{tuple(key_mask.shape)}: one row per sequence, one entry per key (True = real key)"
                 )
-            if key_padding_mask.device != query.device:
+            if key_mask.device != query.device:
                 raise ValueError(
-                    f"key_padding_mask is on {key_padding_mask.device} but query is on {query.device}; "
-                    "move it with key_padding_mask.to(query.device)"
+                    f"key_mask is on {key_mask.device} but query is on {query.device}; "
+                    "move it with key_mask.to(query.device)"
                 )
 
-    def forward(self, query, key, value, mask=None, need_weights: bool = True, key_padding_mask=None):
-        self._check_inputs(query, key, value, mask, key_padding_mask)
+    def forward(self, query, key, value, mask=None, need_weights: bool = True, key_mask=None, key_padding_mask=None):
+        if key_padding_mask is not None:  # PyTorch's name, with the opposite meaning: refused with a message
+            raise TypeError(KEY_PADDING_MASK_MESSAGE)
+        self._check_inputs(query, key, value, mask, key_mask)
         need_weights = validate.boolean("need_weights", need_weights)
-        if key_padding_mask is not None:
+        if key_mask is not None:
             # (batch, k_len) -> (batch, 1, 1, k_len): the same row for every head and every query
-            padding = key_padding_mask[:, None, None, :]
+            padding = key_mask[:, None, None, :]
             mask = padding if mask is None else mask & padding
         batch, q_len, _ = query.shape
         queries = self._split(self.query_proj(query))  # (batch, heads, q_len, d_head)

@@ -30,8 +30,10 @@ name                                   the mistake
 ``masked_softmax_fill_1e9(s, mask)``   ``masked_fill(~mask, -1e9)``: a row with no key gets uniform weights (02)
 ``masked_softmax_fill_inf(s, mask)``   ``masked_fill(~mask, -inf)``: a row with no key gets NaN (02)
 ``attention_with_fill(q, k, v, mask, fill)``  masked attention with a plain softmax after ``masked_fill(~mask, fill)`` (02)
-``forward_keys_split_with_query_length(mha, query, key, value)``  keys split with the query's length (04)
-``forward_softmax_wrong_axis(mha, query, key, value)``  the softmax over the queries instead of the keys (04)
+``forward_keys_split_with_query_length(mha, query, key, value, mask=None)``  keys split with the query's length (04)
+``forward_inferred_batch(mha, query, key, value, mask=None)``  ``view(-1, q_len, ...)``: the batch inferred (04)
+``forward_softmax_wrong_axis(mha, query, key, value, mask=None)``  the softmax over the queries, not the keys (04)
+``softmax_backward_diagonal_only(weights, grad_weights)``  ``w * g``: the softmax's derivative, diagonal only (04)
 =====================================  ===================================================================
 
 Introduced in notebooks/00_start_here.ipynb.
@@ -50,7 +52,9 @@ ZOO: dict[str, tuple[str, str]] = {
     "masked_softmax_fill_inf": ("lesson_02", "masked_softmax_fill_inf"),
     "attention_with_fill": ("lesson_02", "attention_with_fill"),
     "forward_keys_split_with_query_length": ("lesson_04", "forward_keys_split_with_query_length"),
-    "forward_softmax_wrong_axis": ("04.my_forward", "softmax_wrong_axis"),
+    "forward_inferred_batch": ("lesson_04", "forward_inferred_batch"),
+    "forward_softmax_wrong_axis": ("lesson_04", "forward_softmax_wrong_axis"),
+    "softmax_backward_diagonal_only": ("lesson_04", "softmax_backward_diagonal_only"),
 }
 """Public name -> ``("lesson_NN", attribute)`` or ``("NN.exercise", misconception_id)``."""
 

@@ -45,6 +45,8 @@ __all__ = [
     "data_dir",
     "encode",
     "decode",
+    "token_label",
+    "step_labels",
     "check_token_ids",
     "generate_splits",
     "write_splits",
@@ -130,8 +132,50 @@ def decode(ids, *, stop_at_eos: bool = True) -> str:
             break
         if i == PAD:
             continue
-        out.append(TOKENS[i] if i < _FIRST_SYMBOL else SYMBOLS[i - _FIRST_SYMBOL])
+        out.append(token_label(i))
     return "".join(out)
+
+
+def token_label(i: int) -> str:
+    """``'<pad>'``, ``'<bos>'``, ``'<eos>'`` or the symbol (``'a'`` .. ``'j'``) of token id ``i``.
+
+    The label of one token in a heatmap or the explorer: ``token_label(data.BOS) == '<bos>'``, ``token_label(3) == 'a'``.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    if isinstance(i, torch.Tensor) and i.dim() == 0:
+        i = i.item()
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+        raise TypeError(f"i must be one token id (an int in [0, {VOCAB_SIZE})) but is {validate.describe(i)}")
+    check_token_ids([int(i)], "i")
+    return TOKENS[i] if i < _FIRST_SYMBOL else SYMBOLS[i - _FIRST_SYMBOL]
+
+
+def step_labels(tokens) -> tuple[list[str], list[str]]:
+    """What each decoder step reads and writes, for one decoded row ``tokens`` (steps,) ending in EOS (then PAD).
+
+    ``written[t]`` is the label of the token written at step t; ``read[t]`` is ``'<bos>'`` for t = 0, else the
+    token written at t - 1 (the decoder reads its own previous output). PAD after the first EOS is dropped (a
+    batched greedy decode pads finished rows); a row without EOS keeps every step. Decoder heatmaps label their
+    rows with ``written``; the keys of decoder self-attention with ``read``.
+
+    >>> step_labels([5, 4, 3, EOS, PAD])
+    (['<bos>', 'c', 'b', 'a'], ['c', 'b', 'a', '<eos>'])
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    if isinstance(tokens, torch.Tensor):
+        if tokens.dim() != 1:
+            raise ValueError(f"tokens must be one decoded row (steps,) but has shape {tuple(tokens.shape)}")
+        tokens = tokens.tolist()
+    if isinstance(tokens, (str, bytes)) or np.ndim(np.asarray(tokens, dtype=object)) != 1:
+        raise ValueError(f"tokens must be one decoded row (steps,) of token ids but is {validate.describe(tokens)}")
+    tokens = list(tokens)
+    check_token_ids(tokens, "tokens")
+    if EOS in tokens:
+        tokens = tokens[: tokens.index(EOS) + 1]
+    written = [token_label(i) for i in tokens]
+    return ["<bos>", *written[:-1]][: len(written)], written
 
 
 def check_token_ids(ids, name: str = "ids") -> None:

@@ -31,6 +31,7 @@ Vocabulary: ``q_len``, ``k_len``, ``d_head``, ``d_value``; a *mask* is boolean a
 from __future__ import annotations
 
 import math
+import re
 import tracemalloc
 
 import numpy as np
@@ -41,7 +42,9 @@ from course_utils._validation import check_heads, check_qkv
 __all__ = [
     "naive_attention",
     "online_softmax",
+    "online_update",
     "online_softmax_stats",
+    "flash_step",
     "tiled_attention",
     "measure_peak_memory",
     "attention_flops",
@@ -128,6 +131,51 @@ def naive_attention(q, k, v, mask=None, causal: bool = False) -> np.ndarray:
     return weights @ v
 
 
+def online_update(m, l, block):
+    """One step of the online softmax: fold ``block`` into the running maximum ``m`` and running sum ``l``.
+
+    ::
+
+        m_new = max(m, max(block))
+        l_new = l * exp(m - m_new) + sum(exp(block - m_new))
+
+    ``exp(m - m_new)`` rescales the sum collected so far (taken relative to ``m``) to the new maximum. While
+    nothing finite has been seen (``m_new = -inf``: every entry so far masked), the shift is 0 and the result is
+    ``(-inf, 0.0)``, never NaN.
+
+    Parameters
+    ----------
+    m : float (``-inf`` before the first block), or an array (..., 1)
+    l : float (``0.0`` before the first block), or an array (..., 1)
+    block : 1-D array of the next entries (with float ``m``, ``l``), or an array (..., block_size)
+
+    Returns
+    -------
+    (m_new, l_new): two floats for float ``m``, ``l`` and a 1-D block; else two arrays (..., 1).
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+    """
+    (block,) = validate.numpy_floats(block=block)
+    scalar = np.ndim(m) == 0 and np.ndim(l) == 0
+    if scalar and block.ndim != 1:
+        raise ValueError(f"block must be 1-D when m and l are numbers but has shape {block.shape}")
+    if not scalar and (np.shape(m) != np.shape(l) or np.shape(m)[-1:] != (1,) or np.shape(m)[:-1] != block.shape[:-1]):
+        raise ValueError(
+            f"m and l must be (..., 1) arrays matching block (..., block_size) but are {np.shape(m)}, {np.shape(l)} "
+            f"and block {block.shape}"
+        )
+    m_arr, l_arr = (np.asarray(m, dtype=block.dtype), np.asarray(l, dtype=block.dtype))
+    if scalar:
+        m_arr, l_arr = m_arr[None], l_arr[None]  # () -> (1,), the shape block.max(keepdims=True) has
+    top = block.max(axis=-1, keepdims=True) if block.shape[-1] else np.full_like(m_arr, -np.inf)
+    m_new = np.maximum(m_arr, top)
+    shift = np.where(np.isfinite(m_new), m_new, 0.0)  # all -inf so far: exp(-inf - 0) = 0
+    l_new = l_arr * np.exp(m_arr - shift) + np.exp(block - shift).sum(axis=-1, keepdims=True)
+    if scalar:
+        return float(m_new[0]), float(l_new[0])
+    return m_new, l_new
+
+
 def online_softmax_stats(x, block_size: int = 4) -> tuple[np.ndarray, np.ndarray]:
     """One streaming pass over the last axis of ``x``: the row maximum ``m`` and ``l = sum(exp(x - m))``.
 
@@ -138,7 +186,7 @@ def online_softmax_stats(x, block_size: int = 4) -> tuple[np.ndarray, np.ndarray
         m     = m_new
 
     The factor ``exp(m - m_new)`` rescales the sum collected so far to the new maximum, so the
-    full row never needs to be in memory at once.
+    full row never needs to be in memory at once. Each block is one call of :func:`online_update`.
 
     Parameters
     ----------
@@ -159,11 +207,7 @@ def online_softmax_stats(x, block_size: int = 4) -> tuple[np.ndarray, np.ndarray
     m = np.full((*x.shape[:-1], 1), -np.inf, dtype=x.dtype)
     l = np.zeros((*x.shape[:-1], 1), dtype=x.dtype)
     for start in range(0, x.shape[-1], block_size):
-        block = x[..., start : start + block_size]  # (..., block)
-        m_new = np.maximum(m, block.max(axis=-1, keepdims=True))
-        shift = np.where(np.isfinite(m_new), m_new, 0.0)  # all -inf so far: exp(-inf - 0) = 0
-        l = l * np.exp(m - shift) + np.exp(block - shift).sum(axis=-1, keepdims=True)
-        m = m_new
+        m, l = online_update(m, l, x[..., start : start + block_size])  # block: (..., block_size)
     return m, l
 
 
@@ -187,12 +231,61 @@ def online_softmax(x, block_size: int = 4) -> np.ndarray:
     return np.divide(exps, l, out=np.zeros_like(exps), where=l > 0)
 
 
+def flash_step(m, l, acc, scores, v_tile):
+    """One tile of a FlashAttention-style pass, for one block of queries::
+
+        m_new   = max(m, rowmax(scores))
+        p       = exp(scores - m_new)
+        rescale = exp(m - m_new)                 # what was summed so far was taken relative to m
+        l_new   = l * rescale + rowsum(p)
+        acc_new = acc * rescale + p @ v_tile     # not divided by l: the caller divides once, at the end
+
+    Masked entries (``-inf`` scores) get weight 0; a row with no finite score yet keeps ``m = -inf``, ``l = 0``,
+    ``acc = 0`` (the shift is 0 there, never NaN).
+
+    Parameters
+    ----------
+    m, l : (..., q_block, 1) running maximum and running sum (``-inf`` and 0 before the first tile)
+    acc : (..., q_block, d_value) running sum of ``exp(score - m) * value``
+    scores : (..., q_block, k_block) this tile of ``Q K^T / sqrt(d_head)``
+    v_tile : (..., k_block, d_value) the values of this tile's keys
+
+    Returns
+    -------
+    (m, l, acc), the new running state, shaped as given.
+
+    Introduced in notebooks/06_what_attention_costs.ipynb.
+    """
+    m, l, acc, scores, v_tile = validate.numpy_floats(m=m, l=l, acc=acc, scores=scores, v_tile=v_tile)
+    if scores.ndim < 2 or v_tile.ndim < 2 or acc.ndim < 2:
+        raise ValueError(
+            f"scores must be (..., q_block, k_block), v_tile (..., k_block, d_value) and acc (..., q_block, d_value) "
+            f"but have shapes {scores.shape}, {v_tile.shape}, {acc.shape}"
+        )
+    q_block, k_block = scores.shape[-2:]
+    if v_tile.shape[-2] != k_block or acc.shape[-2:] != (q_block, v_tile.shape[-1]):
+        raise ValueError(
+            f"scores {scores.shape}, v_tile {v_tile.shape} and acc {acc.shape} must agree on k_block ({k_block}), "
+            f"q_block ({q_block}) and d_value"
+        )
+    if m.shape != l.shape or m.shape[-2:] != (q_block, 1):
+        raise ValueError(f"m and l must be (..., q_block={q_block}, 1) but are {m.shape} and {l.shape}")
+    m_new = np.maximum(m, scores.max(axis=-1, keepdims=True))  # (..., q_block, 1)
+    shift = np.where(np.isfinite(m_new), m_new, 0.0)  # rows with no allowed key yet
+    p = np.exp(scores - shift)  # (..., q_block, k_block); masked entries are exp(-inf) = 0
+    rescale = np.exp(m - shift)  # (..., q_block, 1); 0 on the first tile (m = -inf)
+    l = l * rescale + p.sum(axis=-1, keepdims=True)
+    # (..., q_block, k_block) @ (..., k_block, d_value) -> (..., q_block, d_value)
+    acc = acc * rescale + p @ v_tile
+    return m_new, l, acc
+
+
 def tiled_attention(q, k, v, mask=None, causal: bool = False, q_block: int = 64, k_block: int = 64) -> np.ndarray:
     """FlashAttention-style forward pass: tiles of queries and keys, never the full score matrix.
 
     The loop order is FlashAttention-2's (Dao 2023): query blocks outside, key blocks inside, one
     division by ``l`` at the end. For each block of queries it keeps, per query, the running maximum ``m``, the running sum
-    ``l`` and an output accumulator ``acc`` ``(q_block, d_value)``; for each block of keys::
+    ``l`` and an output accumulator ``acc`` ``(q_block, d_value)``; for each block of keys (:func:`flash_step`)::
 
         s     = q_blk @ k_blk^T / sqrt(d_head)           # (..., q_block, k_block) tile of scores
         m_new = max(m, rowmax(s))
@@ -262,14 +355,7 @@ def tiled_attention(q, k, v, mask=None, causal: bool = False, q_block: int = 64,
                 allowed = tile if allowed is None else allowed & tile
             if allowed is not None:
                 s = np.where(allowed, s, -np.inf)
-            m_new = np.maximum(m, s.max(axis=-1, keepdims=True))  # (..., q_block, 1)
-            shift = np.where(np.isfinite(m_new), m_new, 0.0)  # rows with no allowed key yet
-            p = np.exp(s - shift)  # (..., q_block, k_block); masked entries are exp(-inf) = 0
-            rescale = np.exp(m - shift)  # (..., q_block, 1); 0 on the first tile (m = -inf)
-            l = l * rescale + p.sum(axis=-1, keepdims=True)
-            # (..., q_block, k_block) @ (..., k_block, d_value) -> (..., q_block, d_value)
-            acc = acc * rescale + p @ v[..., k_start:k_stop, :]
-            m = m_new
+            m, l, acc = flash_step(m, l, acc, s, v[..., k_start:k_stop, :])  # one tile: rescale, then add
         # queries with no allowed key kept l = 0 and acc = 0: their output stays zero
         np.divide(acc, l, out=acc, where=l > 0)
         output[..., q_start:q_stop, :] = acc
@@ -577,10 +663,76 @@ def decode_flops(prefix_len: int, d_model: int, d_head: int, cached: bool) -> in
     return 2 * d_model * d_head + 4 * length * d_model * d_head + core
 
 
+def _plain(value):
+    """``value`` with every counting view replaced by its plain array (through lists and tuples)."""
+    if isinstance(value, _Counting):
+        return np.asarray(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+def _einsum_flops(args) -> int:
+    """Naive FLOPs of ``np.einsum(subscripts, *operands)`` with two or more operands, as NumPy counts them.
+
+    Over the full index space (every distinct index, broadcast ``...`` axes included): ``operands - 1``
+    multiplications per point, plus one addition when an index is summed away. One operand (a sum, a trace,
+    a transpose) is not a product: 0.
+    """
+    if not args or not isinstance(args[0], str):  # the (operand, sublist, ...) form: NumPy's own estimate
+        text = np.einsum_path(*args, optimize=False)[1]
+        return int(float(re.search(r"Naive FLOP count:\s*([0-9.e+]+)", text).group(1)))
+    subscripts, operands = args[0].replace(" ", ""), [np.asarray(a) for a in args[1:]]
+    if len(operands) < 2:
+        return 0
+    inputs, _, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    sizes: dict = {}
+    ellipsis_shape: tuple = ()
+    for term, operand in zip(terms, operands, strict=False):
+        letters = term.replace("...", "")
+        broadcast = operand.ndim - len(letters)
+        if "..." in term:
+            head = term.index("...")
+            ellipsis_shape = np.broadcast_shapes(ellipsis_shape, operand.shape[head : head + broadcast])
+            dims = operand.shape[:head] + operand.shape[head + broadcast :]
+        else:
+            dims = operand.shape
+        for letter, size in zip(letters, dims, strict=False):
+            sizes[letter] = max(sizes.get(letter, 1), size)
+    if "->" not in subscripts:  # implicit output: the indices that appear once
+        output = "".join(sorted(c for c in sizes if inputs.count(c) == 1))
+    summed = any(c not in output for c in sizes)
+    points = math.prod(sizes.values()) * math.prod(ellipsis_shape)
+    return points * (max(1, len(operands) - 1) + (1 if summed else 0))
+
+
+def _contraction_flops(func, args, kwargs, result) -> int:
+    """FLOPs of one counted NumPy contraction: 2 x (output size) x (contracted size); einsum as NumPy counts it."""
+    if func is np.einsum:
+        return _einsum_flops(args)
+    a, b = np.asarray(args[0]), np.asarray(args[1])
+    if func is np.vdot:
+        return 2 * a.size
+    if a.ndim == 0 or b.ndim == 0:  # a number times an array: element-wise, not a product
+        return 0
+    out = np.size(result)
+    if func is np.tensordot:
+        axes = kwargs.get("axes", args[2] if len(args) > 2 else 2)
+        if isinstance(axes, (int, np.integer)):
+            contracted = math.prod(a.shape[a.ndim - int(axes) :]) if axes else 1
+        else:
+            axes_a = axes[0] if isinstance(axes[0], (list, tuple)) else [axes[0]]
+            contracted = math.prod(a.shape[i] for i in axes_a)
+        return 2 * out * contracted
+    return 2 * out * a.shape[-1]  # np.dot, np.inner: over a's last axis
+
+
 class _Counting(np.ndarray):
     """An ndarray view that adds the FLOPs of every matrix product it takes part in to ``flops[0]``."""
 
     flops: list = [0]
+    _CONTRACTIONS = (np.dot, np.einsum, np.tensordot, np.inner, np.vdot)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         plain = [np.asarray(a) if isinstance(a, _Counting) else a for a in inputs]
@@ -595,14 +747,29 @@ class _Counting(np.ndarray):
         result = getattr(ufunc, method)(*plain, **kwargs)
         return result.view(_Counting) if isinstance(result, np.ndarray) and result.ndim else result
 
+    def __array_function__(self, func, types, args, kwargs):
+        if not any(func is f for f in _Counting._CONTRACTIONS):
+            return super().__array_function__(func, types, args, kwargs)  # NumPy's own, on these views
+        args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
+        result = func(*args, **kwargs)
+        _Counting.flops[0] += _contraction_flops(func, args, kwargs, result)
+        return result.view(_Counting) if isinstance(result, np.ndarray) and result.ndim else result
+
+    def dot(self, b, out=None):  # x.dot(w) is np.dot(x, w): counted the same
+        return np.dot(self, b, out=out)
+
 
 def count_matmul_flops(fn, *args, **kwargs):
     """Call ``fn(*args, **kwargs)`` and count the FLOPs of the matrix products it runs on its arrays.
 
     Every NumPy array argument is passed as a view that follows its results through ``@`` /
-    ``np.matmul`` (and other ufuncs); each product ``(m, k) @ (k, n)`` adds ``2·m·k·n`` (a
-    multiply-add = 2; batched products count every batch). Arrays created inside ``fn`` from
-    scratch (``np.zeros``), and element-wise operations, add nothing. Returns ``(result, flops)``.
+    ``np.matmul`` (and other ufuncs and NumPy functions); each product ``(m, k) @ (k, n)`` adds ``2·m·k·n`` (a
+    multiply-add = 2; batched products count every batch). ``np.dot`` (and ``x.dot``), ``np.inner``,
+    ``np.tensordot`` and ``np.vdot`` count ``2 x (output size) x (contracted size)``; ``np.einsum`` with two or
+    more operands counts as NumPy's naive estimate (``(operands - 1)`` multiplications per point of the index
+    space, plus one addition when an index is summed away: ``2·m·k·n`` for ``"mk,kn->mn"``). Arrays created
+    inside ``fn`` from scratch (``np.zeros``), and element-wise operations, add nothing. Returns
+    ``(result, flops)``.
 
     Introduced in notebooks/06_what_attention_costs.ipynb.
 

@@ -1,27 +1,26 @@
-"""An attention explorer for the trained models: pick an input, click a query, read its weights.
+"""The attention explorer: pick an input, click a query, read its weights. Generic: no lesson model inside.
 
-Introduced for ``notebooks/05_inside_the_heads.ipynb`` (the role model), ``07_seq2seq_rnn_attention``
-(the GRU with additive attention: one "head") and ``08_transformer_reversal`` (the Transformer:
-layers x heads, encoder self-attention, causal decoder self-attention and cross-attention).
+Introduced in ``notebooks/05_inside_the_heads.ipynb``; used again in ``07_seq2seq_rnn_attention`` and
+``08_transformer_reversal``. The lessons' adapters turn a model into snapshots: :mod:`course_utils.role_task`
+(``explore_role_model``, lesson 05) and :mod:`course_utils.reversal.views` (``explore_seq2seq``, lessons 07, 08).
 
 Two layers, so that the numbers can be tested without a browser:
 
-- :func:`role_model_snapshot` and :func:`seq2seq_snapshot` run a model on one input and return a
-  :class:`Snapshot`: every attention block's weights ``(layers, heads, q_len, k_len)``, its mask
-  (True = may attend), the query and key labels, and what each query position outputs.
-  :func:`capture_attention` collects the weights of every
-  :class:`course_utils.attention.MultiHeadAttention` inside a model, even those called with
-  ``need_weights=False``, by recomputing them in a forward hook.
-- :class:`AttentionExplorer` (ipywidgets, no custom JavaScript, nothing fetched) shows a snapshot:
-  an example picker and an editable input, one button per view and per query token, and for the
-  chosen query a table of its weights over the keys, one row per layer and head, with the mask,
-  each row's entropy and the decoded output. :func:`render_weights_table` writes that table; each
-  weight cell carries ``data-layer``, ``data-head``, ``data-key`` and ``data-weight`` attributes.
+- a :class:`Snapshot` is a model run on one input: every attention block's weights
+  ``(layers, heads, q_len, k_len)`` as an :class:`AttentionView`, with its mask (True = may attend), the query and
+  key labels, what each query outputs and (decoder steps) which token it reads.
+  :func:`capture_attention` collects the weights of every :class:`course_utils.attention.MultiHeadAttention`
+  inside a model, even those called with ``need_weights=False``, by recomputing them in a forward hook;
+  :func:`mask_2d` reduces a captured mask to one ``(q_len, k_len)`` grid.
+- :class:`AttentionExplorer` (ipywidgets, no custom JavaScript, nothing fetched) shows snapshots: an example
+  picker and an editable input, one button per view and per query token, and for the chosen query a table of its
+  weights over the keys, one row per layer and head, with the mask, each row's entropy (:func:`row_entropy`) and
+  the output. :func:`render_weights_table` writes that table; each weight cell carries ``data-layer``,
+  ``data-head``, ``data-key`` and ``data-weight`` attributes.
 
-Where widgets do not render (nbval, RISE, the site, a static viewer), the explorer's output is a
-static figure of the view it shows (``image/png``: every head of the last layer; it opens on the last
-view, the cross-attention of a Transformer) and a one-line text summary without floats, so stored
-outputs stay deterministic.
+Where widgets do not render (nbval, RISE, the site, a static viewer), the explorer's output is a static figure of
+the view it shows (``image/png``: every head of the last layer; it opens on the last view, the cross-attention of
+a Transformer) and a one-line text summary without floats, so stored outputs stay deterministic.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ import base64
 import contextlib
 import html
 import io
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -40,14 +38,10 @@ __all__ = [
     "AttentionView",
     "Snapshot",
     "capture_attention",
-    "role_model_snapshot",
-    "parse_role_sequence",
-    "seq2seq_snapshot",
+    "mask_2d",
     "row_entropy",
     "render_weights_table",
     "AttentionExplorer",
-    "explore_role_model",
-    "explore_seq2seq",
 ]
 
 
@@ -56,7 +50,11 @@ class AttentionView:
     """One kind of attention block of a model, on one input.
 
     ``weights`` is ``(layers, heads, q_len, k_len)``; ``mask`` is ``(q_len, k_len)``, True = may
-    attend; ``query_outputs`` (optional, ``q_len`` strings) says what each query position outputs.
+    attend; ``query_outputs`` (optional, ``q_len`` strings) says what each query position outputs;
+    ``query_reads`` (optional, ``q_len`` strings) marks a decoder's steps: the token each step reads (the
+    query label is then the token it writes, and the query buttons say ``3: writes e``).
+
+    Introduced in notebooks/05_inside_the_heads.ipynb.
     """
 
     name: str
@@ -65,6 +63,7 @@ class AttentionView:
     weights: np.ndarray
     mask: np.ndarray
     query_outputs: list | None = None
+    query_reads: list | None = None
 
     def __post_init__(self):
         self.weights = np.asarray(self.weights, dtype=np.float64)
@@ -77,11 +76,18 @@ class AttentionView:
                 f"{self.name}: {len(self.query_labels)} query and {len(self.key_labels)} key labels "
                 f"for weights of shape {tuple(self.weights.shape)}"
             )
+        for field in ("query_outputs", "query_reads"):
+            labels = getattr(self, field)
+            if labels is not None and len(labels) != q_len:
+                raise ValueError(f"{self.name}: {len(labels)} {field} for {q_len} queries")
 
 
 @dataclass
 class Snapshot:
-    """A model run on one input: the input as typed, the decoded output, and the views by name (in order)."""
+    """A model run on one input: the input as typed, the decoded output, and the views by name (in order).
+
+    Introduced in notebooks/05_inside_the_heads.ipynb.
+    """
 
     model_name: str
     input_text: str
@@ -131,8 +137,11 @@ def capture_attention(model):
             handle.remove()
 
 
-def _mask_2d(mask, q_len: int, k_len: int) -> np.ndarray:
-    """A captured mask (broadcastable to (batch, heads, q_len, k_len)) for batch 0, head 0: (q_len, k_len)."""
+def mask_2d(mask, q_len: int, k_len: int) -> np.ndarray:
+    """A captured mask (broadcastable to (batch, heads, q_len, k_len)) for batch 0, head 0: (q_len, k_len).
+
+    ``None`` (no mask) gives all True. Introduced in notebooks/07_seq2seq_rnn_attention.ipynb (the explorer).
+    """
     if mask is None:
         return np.ones((q_len, k_len), dtype=bool)
     m = mask.detach().cpu().numpy() if hasattr(mask, "detach") else np.asarray(mask)
@@ -141,141 +150,15 @@ def _mask_2d(mask, q_len: int, k_len: int) -> np.ndarray:
 
 
 def row_entropy(weights) -> np.ndarray:
-    """``-sum_j w_j ln w_j`` over the last axis, in nats (``0 ln 0 = 0``), as in lesson 05."""
-    w = np.asarray(weights, dtype=np.float64)
-    logs = np.log(w, out=np.zeros_like(w), where=w > 0)
-    return -(w * logs).sum(axis=-1)
+    """``-sum_j w_j ln w_j`` over the last axis, in nats (``0 ln 0 = 0``): :func:`course_utils.heads.attention_entropy`.
 
+    Looked up through the module attribute at every call, so it is the same function lesson 05 measures with.
 
-# ------------------------------------------------------------------------------- lesson 05
-
-
-def parse_role_sequence(text: str, config) -> list[int]:
-    """``"Ar Bg Ab"`` -> token ids of the role task: shape letter then colour letter, separated by spaces.
-
-    Introduced for notebooks/05_inside_the_heads.ipynb (the explorer).
+    Introduced in notebooks/05_inside_the_heads.ipynb.
     """
-    from course_utils.heads import _COLOUR_NAMES, _SHAPE_NAMES
+    from course_utils import heads
 
-    if not isinstance(text, str):
-        raise TypeError(f"sequence must be a string like 'Ar Bg Ab' but is {type(text).__name__}")
-    words = text.split()
-    shapes, colours = _SHAPE_NAMES[: config.num_shapes], _COLOUR_NAMES[: config.num_colours]
-    if not 1 <= len(words) <= config.seq_len:
-        raise ValueError(f"sequence must hold 1 to {config.seq_len} tokens but holds {len(words)}")
-    ids = []
-    for word in words:
-        if len(word) != 2 or word[0] not in shapes or word[1] not in colours:
-            raise ValueError(
-                f"sequence token {word!r} is not a shape in {shapes!r} followed by a colour in {colours!r} (e.g. 'Ar')"
-            )
-        ids.append(shapes.index(word[0]) * config.num_colours + colours.index(word[1]))
-    return ids
-
-
-def role_model_snapshot(model, text: str) -> Snapshot:
-    """Run lesson 05's :class:`course_utils.heads.RoleModel` on ``text`` (e.g. ``"Ar Bg Ab Bk"``).
-
-    One view, ``"self-attention"``: weights ``(1, heads, seq_len, seq_len)`` as the model returns
-    them, no mask; each query's output is its three predicted colours (previous, first, matching).
-
-    Introduced for notebooks/05_inside_the_heads.ipynb.
-    """
-    import torch
-
-    from course_utils.heads import _COLOUR_NAMES, TARGETS
-
-    ids = parse_role_sequence(text, model.config)
-    labels = text.split()
-    with torch.no_grad():
-        logits, weights = model(torch.tensor([ids]))  # weights: (1, heads, seq_len, seq_len)
-    predicted = {name: logits[name][0].argmax(-1).tolist() for name in TARGETS}  # name -> seq_len colour ids
-    outputs = [" ".join(f"{name} {_COLOUR_NAMES[predicted[name][i]]}" for name in TARGETS) for i in range(len(ids))]
-    view = AttentionView("self-attention", labels, labels, weights.double().numpy(), np.ones((len(ids),) * 2), outputs)
-    per_position = " ".join("".join(_COLOUR_NAMES[predicted[name][i]] for name in TARGETS) for i in range(len(ids)))
-    output_text = f"colours (previous, first, matching) {per_position}"
-    return Snapshot("RoleModel", " ".join(labels), output_text, {view.name: view})
-
-
-# ------------------------------------------------------------------------------- lessons 07, 08
-
-_VIEW_NAMES = {
-    "encoder_layers.self_attn": "encoder self-attention",
-    "decoder_layers.self_attn": "decoder self-attention (causal)",
-    "decoder_layers.cross_attn": "cross-attention",
-}
-
-
-def _token_label(i: int) -> str:
-    from course_utils import data
-
-    return data.TOKENS[i] if i < 3 else data.decode([i])
-
-
-def seq2seq_snapshot(model, text: str) -> Snapshot:
-    """Reverse ``text`` (symbols ``a`` to ``j``) with a lesson 07/08 model and collect its attention.
-
-    - ``AttentionGRUSeq2Seq``: one view, ``"additive attention"``: ``greedy_decode``'s weights
-      ``(steps, src_len)`` as one layer with one head; each decoder step is a query.
-    - ``TransformerSeq2Seq``: greedy decoding gives the output; then one teacher-forced forward pass
-      on ``BOS + output`` (the same computation, causal) collects every layer's weights:
-      encoder self-attention, decoder self-attention (causal mask) and cross-attention.
-
-    Query positions of the decoder are labelled with the token they read (``<bos>``, then the
-    previous output); ``query_outputs`` holds the token each one writes.
-
-    Introduced for notebooks/07_seq2seq_rnn_attention.ipynb and 08_transformer_reversal.ipynb.
-    """
-    import torch
-
-    from course_utils import data
-    from course_utils.reversal import decoding, rnn, transformer
-
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string of the symbols {data.SYMBOLS!r} but is {type(text).__name__}")
-    text = text.strip()
-    if not text:
-        raise ValueError(f"text is empty: type a sequence of the symbols {data.SYMBOLS!r}")
-    batch = data.collate([data.encode(text)])
-    if isinstance(model, rnn.GRUSeq2Seq):
-        raise ValueError("model is a GRU without attention: it has no attention weights to explore")
-    out, weights = decoding.greedy_decode(model, batch.src, batch.src_lengths, return_attention=True)
-    steps = out.shape[1]
-    written = [_token_label(i) for i in out[0].tolist()]
-    read = ["<bos>", *written[:-1]]
-    src_labels = list(text)
-    name = type(model).__name__
-    output_text = data.decode(out[0])
-    if isinstance(model, rnn.AttentionGRUSeq2Seq):
-        w = weights[0].double().numpy()[None, None]  # (steps, src_len) -> (1 layer, 1 head, steps, src_len)
-        view = AttentionView("additive attention", read, src_labels, w, np.ones((steps, len(text))), written)
-        return Snapshot(name, text, output_text, {view.name: view})
-    if not isinstance(model, transformer.TransformerSeq2Seq):
-        raise TypeError(f"model must be one of course_utils.reversal's attention models but is {name}")
-    decoder_input = torch.cat([torch.tensor([[data.BOS]]), out[:, :-1]], dim=1)  # (1, steps): BOS + output
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad(), capture_attention(model) as records:
-            model(batch.src, batch.src_lengths, decoder_input)
-    finally:
-        model.train(was_training)
-    grouped: dict = {}
-    for module_name, w, mask in records:
-        kind = re.sub(r"\.\d+\.", ".", module_name)  # "decoder_layers.0.cross_attn" -> "decoder_layers.cross_attn"
-        grouped.setdefault(kind, []).append((w[0], mask))  # w[0]: (heads, q_len, k_len)
-    views = {}
-    for kind, layers in grouped.items():
-        view_name = _VIEW_NAMES.get(kind, kind)
-        stacked = np.stack([w for w, _ in layers])  # layers x (heads, q_len, k_len) -> (layers, heads, q_len, k_len)
-        q_len, k_len = stacked.shape[-2:]
-        encoder = kind.startswith("encoder")
-        queries = src_labels if encoder else read
-        keys = src_labels if encoder or kind.endswith("cross_attn") else read
-        views[view_name] = AttentionView(
-            view_name, queries, keys, stacked, _mask_2d(layers[0][1], q_len, k_len), None if encoder else written
-        )
-    return Snapshot(name, text, output_text, views)
+    return heads.attention_entropy(np.asarray(weights, dtype=np.float64))
 
 
 # ------------------------------------------------------------------------------- rendering
@@ -299,9 +182,13 @@ def render_weights_table(view: AttentionView, query: int) -> str:
     e = html.escape
     allowed = view.mask[query]
     label = e(str(view.query_labels[query]))
-    writes = f" — outputs <b>{e(str(view.query_outputs[query]))}</b>" if view.query_outputs else ""
+    if view.query_reads is not None:  # a decoder step: labelled by what it writes
+        info = f"query {query}: writes <b>{label}</b>, reads <b>{e(str(view.query_reads[query]))}</b>"
+    else:
+        writes = f" — outputs <b>{e(str(view.query_outputs[query]))}</b>" if view.query_outputs else ""
+        info = f"query {query}: <b>{label}</b>{writes}"
     parts = [
-        f'<p class="attn-query-info">query {query}: <b>{label}</b>{writes}</p>',
+        f'<p class="attn-query-info">{info}</p>',
         f'<table class="attn-weights" data-view="{e(view.name)}" data-query="{query}" data-query-label="{label}" '
         'style="border-collapse:collapse;font-family:monospace;font-size:12px">',
         '<thead><tr><th style="text-align:left;padding:2px 6px">layer · head</th>',
@@ -470,10 +357,12 @@ class AttentionExplorer:
         if rebuild:
             buttons = []
             for i, label in enumerate(view.query_labels):
-                writes = f" → outputs {view.query_outputs[i]}" if view.query_outputs else ""
-                button = w.Button(
-                    description=f"{i}: {label}", tooltip=f"query {i}: {label}{writes}", layout=w.Layout(width="auto")
-                )
+                if view.query_reads is not None:  # a decoder step: "3: writes e", hover "reads d"
+                    description, tooltip = f"{i}: writes {label}", f"reads {view.query_reads[i]}"
+                else:
+                    writes = f" → outputs {view.query_outputs[i]}" if view.query_outputs else ""
+                    description, tooltip = f"{i}: {label}", f"query {i}: {label}{writes}"
+                button = w.Button(description=description, tooltip=tooltip, layout=w.Layout(width="auto"))
                 button.add_class("attn-query")
                 button.add_class(f"attn-query-{i}")
                 button.on_click(lambda _, i=i: self.select_query(i))
@@ -505,30 +394,3 @@ class AttentionExplorer:
         bundle["text/plain"] = self.summary()
         bundle["image/png"] = _static_png(self.view)
         return bundle
-
-
-def explore_role_model(model, task=None, num_examples: int = 6) -> AttentionExplorer:
-    """The explorer on lesson 05's trained :class:`course_utils.heads.RoleModel`, examples from a role task.
-
-    Introduced for notebooks/05_inside_the_heads.ipynb.
-    """
-    from course_utils import heads
-
-    if task is None:
-        cfg = model.config
-        task = heads.make_role_task(num_examples, cfg.seq_len, cfg.num_shapes, cfg.num_colours, seed=123)
-    n = min(num_examples, task.tokens.shape[0])
-    examples = [" ".join(heads.token_labels(task, i)) for i in range(n)]
-    return AttentionExplorer(
-        lambda text: role_model_snapshot(model, text), examples, "Attention explorer: the role model's heads"
-    )
-
-
-def explore_seq2seq(model, examples) -> AttentionExplorer:
-    """The explorer on a lesson 07/08 reversal model; ``examples`` are strings of the symbols ``a`` to ``j``.
-
-    Introduced for notebooks/07_seq2seq_rnn_attention.ipynb and 08_transformer_reversal.ipynb.
-    """
-    return AttentionExplorer(
-        lambda text: seq2seq_snapshot(model, text), examples, f"Attention explorer: {type(model).__name__}"
-    )

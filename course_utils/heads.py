@@ -1,4 +1,4 @@
-"""Inside the heads: measure what each attention head does, and a toy task where heads specialize.
+"""Inside the heads: measure what each attention head does, and switch heads off.
 
 Introduced in ``notebooks/05_inside_the_heads.ipynb``.
 
@@ -11,24 +11,17 @@ Measurements take attention weights shaped ``(heads, q_len, k_len)`` or
 - :func:`head_role_scores`: how much weight each head puts on the previous token, the first
   token, the query itself, and keys that match the query's symbol.
 
-The toy task (:func:`make_role_task`) asks three questions at every position of a sequence of
-coloured shapes: *what colour is the previous token*, *what colour is the first token*, and
-*what colour is the other token with my shape*. Each answer needs a different attention
-pattern, so a one-layer model (:class:`RoleModel`, built on
-:class:`course_utils.attention.MultiHeadAttention`) trained for a few seconds on CPU
-(:func:`train_role_model`) ends up with a previous-token head, a first-token head and a
-matching head. :func:`ablate_heads` switches heads off to test what each one is for.
+:func:`switch_off_heads` zeroes heads' blocks of the concatenation that feeds the output projection, and
+:func:`ablate_heads` does it inside a ``MultiHeadAttention`` for the length of a ``with`` block, to test what
+each head is for. The toy task whose heads specialize is :mod:`course_utils.role_task`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from torch import nn
 
 from course_utils import _validation as validate
 from course_utils.attention import MultiHeadAttention
@@ -40,22 +33,11 @@ __all__ = [
     "head_similarity",
     "head_role_scores",
     "ROLES",
-    "TARGETS",
-    "RoleTask",
-    "make_role_task",
-    "RoleModelConfig",
-    "RoleModel",
-    "train_role_model",
-    "role_accuracy",
+    "switch_off_heads",
     "ablate_heads",
-    "token_labels",
 ]
 
 ROLES = ("previous", "first", "self", "matching")
-TARGETS = ("previous", "first", "matching")
-IGNORE_INDEX = -100
-_SHAPE_NAMES = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_COLOUR_NAMES = "rgbykmcw"
 
 
 def _to_numpy(x, name: str = "weights") -> np.ndarray:
@@ -217,222 +199,66 @@ def head_role_scores(weights, match_ids=None) -> dict:
     return scores
 
 
-# --------------------------------------------------------------------------------------------
-# A toy task whose answers need three different attention patterns
-# --------------------------------------------------------------------------------------------
+def _head_list(heads, num_heads: int) -> list[int]:
+    """A head index or an iterable of them, each an int in ``range(num_heads)``."""
+    if isinstance(heads, (int, np.integer)) and not isinstance(heads, (bool, np.bool_)):
+        heads = [heads]
+    elif isinstance(heads, torch.Tensor):
+        heads = heads.tolist() if heads.dim() else [heads.item()]
+    elif not hasattr(heads, "__iter__") or isinstance(heads, str):
+        raise TypeError(f"heads must be a head index or a list of them but is {validate.describe(heads)}")
+    heads = list(heads)
+    for h in heads:
+        if isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)) or not 0 <= h < num_heads:
+            raise ValueError(f"head {h!r} is not in range(num_heads={num_heads})")
+    return [int(h) for h in heads]
 
 
-@dataclass
-class RoleTask:
-    """A batch of the toy task (see :func:`make_role_task`). All tensors are ``(batch, seq_len)``."""
+def switch_off_heads(concat, heads_off, num_heads: int):
+    """Switch heads off in the concatenation of their outputs, on a copy.
 
-    tokens: torch.Tensor  # token id = shape * num_colours + colour
-    shapes: torch.Tensor  # every shape occurs exactly twice in a sequence
-    colours: torch.Tensor
-    targets: dict  # "previous", "first", "matching" -> colour to predict (IGNORE_INDEX where undefined)
+    Parameters
+    ----------
+    concat : Tensor (batch, q_len, d_model) (any leading axes): the heads' outputs side by side, head h filling
+        features ``h * d_head : (h + 1) * d_head`` with ``d_head = d_model // num_heads`` (what ``out_proj`` reads).
+    heads_off : a head index or a list of them (may be empty).
+    num_heads : int, dividing d_model.
 
-    def __post_init__(self):
-        for name in ("tokens", "shapes", "colours"):
-            validate.integer_tensor(f"RoleTask.{name}", getattr(self, name))
-        if not self.tokens.shape == self.shapes.shape == self.colours.shape or self.tokens.dim() != 2:
-            raise ValueError(
-                "RoleTask.tokens, shapes and colours must share one (batch, seq_len) shape but have "
-                f"{tuple(self.tokens.shape)}, {tuple(self.shapes.shape)}, {tuple(self.colours.shape)}"
-            )
-        if not isinstance(self.targets, dict) or set(self.targets) != set(TARGETS):
-            raise ValueError(f"RoleTask.targets must map each of {TARGETS} to a tensor but is {self.targets!r:.80}")
-
-
-def make_role_task(
-    num_sequences: int, seq_len: int = 12, num_shapes: int = 8, num_colours: int = 4, seed: int = 0
-) -> RoleTask:
-    """Sequences of coloured shapes; at each position predict three colours.
-
-    A sequence holds ``seq_len // 2`` distinct shapes, each twice, in random order, each token
-    with a random colour; token id ``= shape * num_colours + colour``. Targets at position ``i``:
-
-    - ``previous``: the colour of token ``i - 1`` (undefined at ``i = 0``: ``IGNORE_INDEX``).
-    - ``first``: the colour of token 0.
-    - ``matching``: the colour of the *other* token with the same shape as token ``i``.
-
-    Colours are independent, so no answer can be guessed from the others: the model has to look.
-
-    Introduced in notebooks/05_inside_the_heads.ipynb.
-
-    Examples
-    --------
-    >>> task = make_role_task(2, seq_len=6, seed=0)
-    >>> tuple(task.tokens.shape), sorted(task.targets)
-    ((2, 6), ['first', 'matching', 'previous'])
-    """
-    num_sequences, seq_len = (
-        validate.positive_int("num_sequences", num_sequences),
-        validate.positive_int("seq_len", seq_len),
-    )
-    num_shapes, num_colours = (
-        validate.positive_int("num_shapes", num_shapes),
-        validate.positive_int("num_colours", num_colours),
-    )
-    seed = validate.nonnegative_int("seed", seed)
-    if seq_len % 2 or seq_len < 2:
-        raise ValueError(f"seq_len must be even (every shape occurs twice) but is {seq_len}")
-    if num_shapes < seq_len // 2:
-        raise ValueError(f"num_shapes {num_shapes} is too small for seq_len {seq_len}: need at least {seq_len // 2}")
-    gen = torch.Generator().manual_seed(seed)
-    half = seq_len // 2
-    # pick half distinct shapes per sequence, write each twice, shuffle the positions
-    chosen = torch.argsort(torch.rand(num_sequences, num_shapes, generator=gen), dim=1)[:, :half]  # (batch, half)
-    doubled = torch.cat([chosen, chosen], dim=1)  # (batch, half) + (batch, half) -> (batch, seq_len)
-    order = torch.argsort(torch.rand(num_sequences, seq_len, generator=gen), dim=1)  # (batch, seq_len)
-    shapes = torch.gather(doubled, 1, order)  # (batch, seq_len)
-    colours = torch.randint(0, num_colours, (num_sequences, seq_len), generator=gen)  # (batch, seq_len)
-    previous = torch.full_like(colours, IGNORE_INDEX)
-    previous[:, 1:] = colours[:, :-1]
-    first = colours[:, :1].expand(-1, seq_len).clone()  # (batch, 1) -> (batch, seq_len)
-    twin = (shapes[:, :, None] == shapes[:, None, :]) & ~torch.eye(seq_len, dtype=torch.bool)  # (batch, q, k)
-    matching = torch.gather(colours, 1, twin.int().argmax(dim=-1))  # colour at the twin's position
-    return RoleTask(
-        tokens=shapes * num_colours + colours,
-        shapes=shapes,
-        colours=colours,
-        targets={"previous": previous, "first": first, "matching": matching},
-    )
-
-
-def token_labels(task: RoleTask, index: int = 0) -> list[str]:
-    """Readable labels for sequence ``index``: shape letter + colour letter, e.g. ``"Cg"``.
+    Returns
+    -------
+    Tensor like ``concat``: equal to it except that every listed head's features are 0; ``concat`` is unchanged.
+    This is what :func:`ablate_heads` does to the input of ``out_proj``.
 
     Introduced in notebooks/05_inside_the_heads.ipynb.
     """
-    if not isinstance(task, RoleTask):
-        raise TypeError(f"task must be a RoleTask (from make_role_task) but is {validate.describe(task)}")
-    index = validate.nonnegative_int("index", index)
-    if index >= task.shapes.shape[0]:
-        raise ValueError(f"index {index} is out of range: the task holds {task.shapes.shape[0]} sequences")
-    return [
-        f"{_SHAPE_NAMES[int(s) % 26]}{_COLOUR_NAMES[int(c) % len(_COLOUR_NAMES)]}"
-        for s, c in zip(task.shapes[index], task.colours[index], strict=True)
-    ]
-
-
-@dataclass
-class RoleModelConfig:
-    """Sizes of :class:`RoleModel` (defaults train in about 2 s on one CPU thread)."""
-
-    seq_len: int = 12  # positions (learned position embeddings)
-    num_shapes: int = 8
-    num_colours: int = 4
-    d_model: int = 48  # embedding size
-    num_heads: int = 4  # one more head than there are roles: one is spare
-
-    def __post_init__(self):
-        for name in ("seq_len", "num_shapes", "num_colours", "d_model", "num_heads"):
-            setattr(self, name, validate.positive_int(f"RoleModelConfig.{name}", getattr(self, name)))
-
-
-class RoleModel(nn.Module):
-    """One attention layer and three linear read-outs: ``embed -> x + MultiHeadAttention(x) -> colours``.
-
-    ``forward(tokens)`` takes ``(batch, seq_len)`` token ids and returns ``(logits, weights)``:
-    ``logits`` maps each target name to ``(batch, seq_len, num_colours)`` and ``weights`` is
-    ``(batch, heads, seq_len, seq_len)``. No mask: every position sees every position.
-
-    Introduced in notebooks/05_inside_the_heads.ipynb.
-    """
-
-    def __init__(self, config: RoleModelConfig | None = None):
-        super().__init__()
-        if config is not None and not isinstance(config, RoleModelConfig):
-            raise TypeError(f"config must be a RoleModelConfig (or None) but is {validate.describe(config)}")
-        self.config = config = config or RoleModelConfig()
-        self.token_embedding = nn.Embedding(config.num_shapes * config.num_colours, config.d_model)
-        self.position_embedding = nn.Embedding(config.seq_len, config.d_model)
-        self.attention = MultiHeadAttention(config.d_model, config.num_heads)
-        self.readouts = nn.ModuleDict({name: nn.Linear(config.d_model, config.num_colours) for name in TARGETS})
-
-    def forward(self, tokens: torch.Tensor):
-        validate.integer_tensor("tokens", tokens)
-        if tokens.dim() != 2 or tokens.shape[1] > self.config.seq_len:
-            raise ValueError(
-                f"tokens must be (batch, seq_len <= {self.config.seq_len}) but has shape {tuple(tokens.shape)}"
-            )
-        positions = torch.arange(tokens.shape[1], device=tokens.device)
-        x = self.token_embedding(tokens) + self.position_embedding(positions)  # (batch, seq_len, d_model)
-        attended, weights = self.attention(x, x, x)  # (batch, seq_len, d_model), (batch, heads, seq_len, seq_len)
-        x = x + attended  # residual: the token's own embedding stays available to the read-outs
-        return {name: readout(x) for name, readout in self.readouts.items()}, weights
-
-
-def _task_loss(logits: dict, task: RoleTask) -> torch.Tensor:
-    losses = [
-        F.cross_entropy(logits[name].flatten(0, 1), task.targets[name].flatten(), ignore_index=IGNORE_INDEX)
-        for name in TARGETS
-    ]
-    return sum(losses)
-
-
-def train_role_model(
-    config: RoleModelConfig | None = None,
-    steps: int = 300,
-    batch_size: int = 64,
-    lr: float = 5e-3,
-    seed: int = 0,
-) -> tuple[RoleModel, list[float]]:
-    """Train a :class:`RoleModel` on fresh batches of :func:`make_role_task` with Adam.
-
-    Deterministic for a given ``seed`` (and thread count). Returns the model in ``eval()`` mode
-    and the loss of every step (the sum of the three cross-entropies).
-
-    Introduced in notebooks/05_inside_the_heads.ipynb.
-    """
-    if config is not None and not isinstance(config, RoleModelConfig):
-        raise TypeError(f"config must be a RoleModelConfig (or None) but is {validate.describe(config)}")
-    config = config or RoleModelConfig()
-    steps, batch_size = validate.positive_int("steps", steps), validate.positive_int("batch_size", batch_size)
-    lr, seed = validate.positive_float("lr", lr), validate.nonnegative_int("seed", seed)
-    torch.manual_seed(seed)
-    model = RoleModel(config)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = []
-    for step in range(steps):
-        task = make_role_task(
-            batch_size, config.seq_len, config.num_shapes, config.num_colours, seed=seed * 1_000_003 + step
+    validate.torch_floats(concat=concat)
+    num_heads = validate.positive_int("num_heads", num_heads)
+    if concat.dim() < 1 or concat.shape[-1] % num_heads:
+        raise ValueError(
+            f"concat's last axis (d_model) must split into num_heads={num_heads} equal blocks but concat has shape "
+            f"{tuple(concat.shape)}"
         )
-        logits, _ = model(task.tokens)
-        loss = _task_loss(logits, task)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    return model.eval(), losses
-
-
-@torch.no_grad()
-def role_accuracy(model: RoleModel, task: RoleTask) -> dict:
-    """Accuracy of each read-out on ``task`` (positions with ``IGNORE_INDEX`` are skipped).
-
-    Introduced in notebooks/05_inside_the_heads.ipynb.
-    """
-    if not isinstance(model, RoleModel):
-        raise TypeError(f"model must be a RoleModel but is {validate.describe(model)}")
-    if not isinstance(task, RoleTask):
-        raise TypeError(f"task must be a RoleTask (from make_role_task) but is {validate.describe(task)}")
-    logits, _ = model(task.tokens)
-    result = {}
-    for name in TARGETS:
-        target = task.targets[name]
-        keep = target != IGNORE_INDEX
-        result[name] = float((logits[name].argmax(-1) == target)[keep].float().mean())
-    return result
+    d_head = concat.shape[-1] // num_heads
+    out = concat.clone()
+    for h in _head_list(heads_off, num_heads):
+        out[..., h * d_head : (h + 1) * d_head] = 0.0
+    return out
 
 
 @contextlib.contextmanager
-def ablate_heads(attention: MultiHeadAttention, heads):
+def ablate_heads(attention: MultiHeadAttention, heads, switch_off=None):
     """Switch heads off inside the ``with`` block: their slice of the concatenation is set to 0.
 
-    The output projection sees ``concat (batch, q_len, d_model)`` whose features
-    ``h * d_head : (h + 1) * d_head`` come from head ``h``; a forward pre-hook on ``out_proj``
-    zeroes those features. The hook is removed on exit.
+    The output projection sees ``concat (batch, q_len, d_model)`` whose features ``h * d_head : (h + 1) * d_head``
+    come from head ``h``; a forward pre-hook on ``out_proj`` replaces it by ``switch_off(concat, heads,
+    num_heads)``. The hook is removed on exit.
+
+    Parameters
+    ----------
+    attention : course_utils.attention.MultiHeadAttention
+    heads : a head index or a list of them
+    switch_off : a function with :func:`switch_off_heads`' signature (default :func:`switch_off_heads`); lesson 05
+        passes the one the student wrote.
 
     Introduced in notebooks/05_inside_the_heads.ipynb.
 
@@ -444,21 +270,15 @@ def ablate_heads(attention: MultiHeadAttention, heads):
     """
     if not isinstance(attention, MultiHeadAttention):
         raise TypeError(f"attention must be a MultiHeadAttention but is {type(attention).__name__}")
-    if isinstance(heads, (int, np.integer)) and not isinstance(heads, (bool, np.bool_)):
-        heads = [heads]
-    elif not hasattr(heads, "__iter__") or isinstance(heads, str):
-        raise TypeError(f"heads must be a head index or a list of them but is {validate.describe(heads)}")
-    heads = [validate.nonnegative_int("head", h) if not isinstance(h, (bool, np.bool_)) else h for h in heads]
-    for h in heads:
-        if isinstance(h, (bool, np.bool_)) or not 0 <= h < attention.num_heads:
-            raise ValueError(f"head {h!r} is not in range(num_heads={attention.num_heads})")
-    keep = torch.ones(attention.d_model)
-    for h in heads:
-        keep[h * attention.d_head : (h + 1) * attention.d_head] = 0.0
+    heads = _head_list(heads, attention.num_heads)
+    if switch_off is None:
+        switch_off = switch_off_heads
+    validate.is_callable("switch_off", switch_off)
+    num_heads = attention.num_heads
 
     def zero_heads(module, inputs):
         (concat,) = inputs
-        return (concat * keep.to(concat.device, concat.dtype),)
+        return (switch_off(concat, heads, num_heads),)
 
     handle = attention.out_proj.register_forward_pre_hook(zero_heads)
     try:

@@ -6,13 +6,13 @@ Shapes, in the course vocabulary:
 
 - causal: ``(q_len, k_len)``; broadcasts against any ``(..., q_len, k_len)`` scores.
 - key padding: ``(batch, k_len)`` from :func:`make_padding_mask`. Give it to
-  ``attention.MultiHeadAttention(...)(q, k, v, key_padding_mask=padding)``, or line it up with
+  ``attention.MultiHeadAttention(...)(q, k, v, key_mask=padding)``, or line it up with
   multi-head scores ``(batch, heads, q_len, k_len)`` as ``(batch, 1, 1, k_len)`` via
   :func:`padding_to_attention_mask`. Never pass it as a 2-D ``mask``: a 2-D mask is read as
   ``(q_len, k_len)``, silently so when ``batch == q_len`` (lesson 02, Bug 1b).
 
-``torch.nn.MultiheadAttention``'s ``key_padding_mask`` means the opposite (True = ignore);
-:func:`to_key_padding_mask` converts.
+``torch.nn.MultiheadAttention``'s ``key_padding_mask`` means the opposite (True = ignore), which is
+why the course's module calls its argument ``key_mask``; :func:`to_key_padding_mask` converts.
 """
 
 from __future__ import annotations

@@ -107,8 +107,8 @@ def test_mha_key_padding_matches_torch_with_inverted_convention():
 
 @pytest.mark.parametrize("need_weights", [True, False])
 @pytest.mark.parametrize("q_len,k_len", [(3, 3), (4, 6), (2, 5)])
-def test_mha_key_padding_mask_argument_matches_torch(need_weights, q_len, k_len):
-    """Our key_padding_mask (True = real token) is nn.MultiheadAttention's key_padding_mask=~mask, batch == q_len included."""
+def test_mha_key_mask_argument_matches_torch(need_weights, q_len, k_len):
+    """Our key_mask (True = real key) is nn.MultiheadAttention's key_padding_mask=~mask, batch == q_len included."""
     theirs = _torch_mha()
     ours = attention.MultiHeadAttention.from_torch(theirs).eval()
     g = torch.Generator().manual_seed(3)
@@ -116,7 +116,7 @@ def test_mha_key_padding_mask_argument_matches_torch(need_weights, q_len, k_len)
     y = torch.randn(3, k_len, 16, generator=g, dtype=torch.float64)
     padding = masks.make_padding_mask(torch.tensor([k_len, 1, k_len - 1]), k_len)  # (batch, k_len)
     expected, _ = theirs(x, y, y, key_padding_mask=~padding)
-    out, weights = ours(x, y, y, key_padding_mask=padding, need_weights=need_weights)
+    out, weights = ours(x, y, y, key_mask=padding, need_weights=need_weights)
     torch.testing.assert_close(out, expected, atol=ATOL, rtol=0)
     if need_weights:
         assert (weights[1, :, :, 1:] == 0).all()  # the length-1 sequence: no weight on its padding
@@ -129,25 +129,39 @@ def test_mha_key_padding_and_causal_mask_combine_like_torch():
     padding = masks.make_padding_mask(torch.tensor([5, 3]), 5)
     causal = masks.make_causal_mask(5)
     expected, _ = theirs(x, x, x, key_padding_mask=~padding, attn_mask=~causal)
-    out, _ = ours(x, x, x, mask=causal, key_padding_mask=padding)
+    out, _ = ours(x, x, x, mask=causal, key_mask=padding)
     torch.testing.assert_close(out, expected, atol=ATOL, rtol=0)
     same, _ = ours(x, x, x, mask=masks.combine_masks(causal, masks.padding_to_attention_mask(padding)))
     torch.testing.assert_close(out, same, atol=0, rtol=0)
 
 
 def test_padding_mask_as_2d_mask_is_silently_wrong_only_when_batch_equals_q_len():
-    """The bug key_padding_mask exists for: (batch, k_len) read as (q_len, k_len)."""
+    """The bug key_mask exists for: (batch, k_len) read as (q_len, k_len)."""
     module = attention.MultiHeadAttention(8, 2).double().eval()
     g = torch.Generator().manual_seed(4)
     x = torch.randn(3, 3, 8, generator=g, dtype=torch.float64)  # batch == q_len == k_len == 3
     padding = masks.make_padding_mask(torch.tensor([3, 1, 2]), 3)
-    right, w_right = module(x, x, x, key_padding_mask=padding)
+    right, w_right = module(x, x, x, key_mask=padding)
     wrong, w_wrong = module(x, x, x, mask=padding)  # accepted: the shapes cannot tell the layouts apart
     assert (right - wrong).abs().max() > 0.1
     assert (w_right[1, :, :, 1:] == 0).all() and (w_wrong[1, :, 0, 1:] > 0).all()  # padding attended
     y = torch.randn(2, 3, 8, generator=g, dtype=torch.float64)  # batch 2 != q_len 3: refused
-    with pytest.raises(ValueError, match="key_padding_mask="):
+    with pytest.raises(ValueError, match="Pass padding as key_mask=padding_mask"):
         module(y, y, y, mask=masks.make_padding_mask(torch.tensor([3, 1]), 3))
+
+
+def test_key_padding_mask_is_refused_with_the_name_to_use():
+    """PyTorch's name means the opposite (True = ignore): the course's module refuses it and names key_mask=."""
+    module = attention.MultiHeadAttention(8, 2).double().eval()
+    x = torch.randn(2, 3, 8, dtype=torch.float64)
+    padding = masks.make_padding_mask(torch.tensor([3, 2]), 3)
+    for kwargs in ({"key_padding_mask": padding}, {"key_padding_mask": ~padding, "key_mask": padding}):
+        with pytest.raises(TypeError, match="MultiHeadAttention takes key_mask=") as err:
+            module(x, x, x, **kwargs)
+        assert str(err.value) == attention.KEY_PADDING_MASK_MESSAGE
+        assert "True means ignore" in str(err.value)
+    out, _ = module(x, x, x, key_padding_mask=None)  # None (the default) is not a mask: accepted
+    assert out.shape == x.shape
 
 
 def test_mha_causal_matches_torch():

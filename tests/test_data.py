@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from course_utils import data
 
@@ -144,3 +146,49 @@ def test_sampler_pool_and_bad_arguments(splits):
         data.RandomBatchSampler(8, 5, 4)
     with pytest.raises(ValueError, match="batch_size"):
         data.RandomBatchSampler(0)
+
+
+# ---- labels of tokens and decoder steps --------------------------------------------------------------------------
+
+
+def test_token_label_names_special_tokens_and_symbols():
+    assert [data.token_label(i) for i in range(data.VOCAB_SIZE)] == list(data.TOKENS)
+    assert data.token_label(torch.tensor(5)) == "c" and data.token_label(np.int64(12)) == "j"
+    assert data.decode([data.BOS, 3, 4, data.EOS, 5]) == "<bos>ab"  # decode labels tokens the same way
+    with pytest.raises(ValueError, match="i holds token ids outside the vocabulary"):
+        data.token_label(13)
+    with pytest.raises(TypeError, match="i must be one token id"):
+        data.token_label(True)
+    with pytest.raises(TypeError, match="i must be one token id"):
+        data.token_label("a")
+
+
+def test_step_labels_read_the_previous_output_and_drop_padding_after_eos():
+    row = torch.tensor([data.encode("cba")[0], *data.encode("ba"), data.EOS, data.PAD, data.PAD])
+    read, written = data.step_labels(row)
+    assert written == ["c", "b", "a", "<eos>"]
+    assert read == ["<bos>", "c", "b", "a"]
+    assert data.step_labels(row.tolist()) == (read, written)
+    # a row that never wrote EOS keeps every step; an EOS at the first step is one step
+    assert data.step_labels([3, 3, 3]) == (["<bos>", "a", "a"], ["a", "a", "a"])
+    assert data.step_labels([data.EOS, data.PAD]) == (["<bos>"], ["<eos>"])
+    assert data.step_labels([]) == ([], [])
+
+
+@given(st.lists(st.integers(0, data.VOCAB_SIZE - 1), max_size=12))
+def test_step_labels_properties(tokens):
+    read, written = data.step_labels(tokens)
+    assert len(read) == len(written) <= len(tokens)
+    assert read[1:] == written[:-1] and (not read or read[0] == "<bos>")
+    assert "<eos>" not in written[:-1]  # nothing is written after the first EOS
+    if data.EOS not in tokens:
+        assert len(written) == len(tokens)
+
+
+def test_step_labels_refuses_bad_input():
+    with pytest.raises(ValueError, match=r"tokens must be one decoded row \(steps,\)"):
+        data.step_labels(torch.zeros(2, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match="tokens must be one decoded row"):
+        data.step_labels("abc")
+    with pytest.raises(ValueError, match="tokens holds token ids outside the vocabulary"):
+        data.step_labels([3, 99])

@@ -374,3 +374,148 @@ def test_decode_step_must_be_callable():
     x, w = np.zeros((2, 3)), np.zeros((3, 2))
     with pytest.raises(TypeError, match="step must be a function"):
         efficient.decode_with_cache(x, w, w, w, step="kv")
+
+
+# ---- online_update and flash_step: the steps the lesson's regions compute ------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    k_len=st.integers(1, 25),
+    block_size=st.integers(1, 30),
+    scale=st.sampled_from([1.0, 30.0, 1e3]),
+    masked_fraction=st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_online_update_folds_a_row_into_its_max_and_sum(seed, k_len, block_size, scale, masked_fraction):
+    rng = np.random.default_rng(seed)
+    row = rng.normal(size=k_len) * scale
+    row[rng.random(k_len) < masked_fraction] = -np.inf
+    m, l = -np.inf, 0.0
+    for start in range(0, k_len, block_size):  # the lesson's loop: floats in, floats out
+        m, l = efficient.online_update(m, l, row[start : start + block_size])
+        assert isinstance(m, float) and isinstance(l, float)
+    assert m == row.max()
+    expected = np.exp(row - m).sum() if np.isfinite(m) else 0.0
+    assert l == pytest.approx(expected, rel=1e-12) and not np.isnan(l)
+    stats_m, stats_l = efficient.online_softmax_stats(row[None], block_size=block_size)  # the array form
+    assert stats_m[0, 0] == m and stats_l[0, 0] == pytest.approx(l, rel=1e-12, abs=0)
+
+
+def test_online_update_by_hand_and_bad_input():
+    m, l = efficient.online_update(-np.inf, 0.0, np.array([1.0, 2.0]))
+    assert (m, l) == (2.0, pytest.approx(np.exp(-1) + 1))
+    m, l = efficient.online_update(m, l, np.array([3.0]))  # a larger maximum rescales the old sum by e^-1
+    assert (m, l) == (3.0, pytest.approx((np.exp(-1) + 1) * np.exp(-1) + 1))
+    assert efficient.online_update(-np.inf, 0.0, np.array([-np.inf, -np.inf])) == (-np.inf, 0.0)
+    assert efficient.online_update(5.0, 2.0, np.array([])) == (5.0, 2.0)
+    arrays = efficient.online_update(np.full((2, 1), -np.inf), np.zeros((2, 1)), np.array([[1.0, 2.0], [0.0, 0.0]]))
+    assert arrays[0].shape == arrays[1].shape == (2, 1)
+    with pytest.raises(ValueError, match="block must be 1-D when m and l are numbers"):
+        efficient.online_update(0.0, 1.0, np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"m and l must be \(\.\.\., 1\) arrays"):
+        efficient.online_update(np.zeros((3, 1)), np.zeros((3, 1)), np.ones((2, 4)))
+    with pytest.raises(TypeError, match="block must hold real numbers"):
+        efficient.online_update(0.0, 1.0, np.array([True, False]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    q_len=st.integers(1, 7),
+    k_len=st.integers(1, 11),
+    block=st.integers(1, 6),
+    scale=st.sampled_from([1.0, 40.0]),
+    masked=st.booleans(),
+)
+def test_flash_step_over_tiles_is_attention(seed, q_len, k_len, block, scale, masked):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(q_len, 4)) * scale
+    k = rng.normal(size=(k_len, 4)) * scale
+    v = rng.normal(size=(k_len, 3))
+    scores = q @ k.T / 2.0  # / sqrt(d_head = 4)
+    if masked:
+        scores[:, : k_len // 2] = -np.inf  # the first keys masked: rows start with no finite score
+    m, l, acc = np.full((q_len, 1), -np.inf), np.zeros((q_len, 1)), np.zeros((q_len, 3))
+    for start in range(0, k_len, block):
+        m, l, acc = efficient.flash_step(m, l, acc, scores[:, start : start + block], v[start : start + block])
+    expected = numpy_attention.softmax(scores) @ v
+    np.testing.assert_allclose(acc / l, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(m[:, 0], scores.max(axis=-1))
+
+
+def test_flash_step_keeps_an_all_masked_tile_at_zero_and_checks_shapes():
+    m, l, acc = efficient.flash_step(
+        np.full((2, 1), -np.inf), np.zeros((2, 1)), np.zeros((2, 3)), np.full((2, 4), -np.inf), np.ones((4, 3))
+    )
+    assert np.isneginf(m).all() and (l == 0).all() and (acc == 0).all() and not np.isnan(acc).any()
+    with pytest.raises(ValueError, match="must agree on k_block"):
+        efficient.flash_step(np.zeros((2, 1)), np.zeros((2, 1)), np.zeros((2, 3)), np.zeros((2, 4)), np.ones((5, 3)))
+    with pytest.raises(ValueError, match=r"m and l must be \(\.\.\., q_block=2, 1\)"):
+        efficient.flash_step(np.zeros((2,)), np.zeros((2,)), np.zeros((2, 3)), np.zeros((2, 4)), np.ones((4, 3)))
+
+
+def test_tiled_attention_runs_flash_step(monkeypatch):
+    calls = []
+    original = efficient.flash_step
+
+    def spy(*args):
+        calls.append(args[3].shape)
+        return original(*args)
+
+    monkeypatch.setattr(efficient, "flash_step", spy)
+    q = np.random.default_rng(0).normal(size=(5, 4))
+    out = efficient.tiled_attention(q, q, q, q_block=2, k_block=3)
+    assert calls == [(2, 3), (2, 2), (2, 3), (2, 2), (1, 3), (1, 2)]  # 3 query blocks x 2 key tiles
+    np.testing.assert_allclose(out, efficient.naive_attention(q, q, q), atol=1e-12)
+
+
+# ---- count_matmul_flops: every NumPy contraction counts ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "fn"),
+    [
+        ("@", lambda a, b: a @ b),
+        ("np.dot", lambda a, b: np.dot(a, b)),
+        ("x.dot", lambda a, b: a.dot(b)),
+        ("np.einsum", lambda a, b: np.einsum("ij,jk->ik", a, b)),
+        ("np.einsum implicit", lambda a, b: np.einsum("ij,jk", a, b)),
+        ("np.einsum ...", lambda a, b: np.einsum("...j,jk->...k", a, b)),
+        ("np.einsum sublists", lambda a, b: np.einsum(a, [0, 1], b, [1, 2], [0, 2])),
+        ("np.tensordot", lambda a, b: np.tensordot(a, b, axes=1)),
+        ("np.tensordot pairs", lambda a, b: np.tensordot(a, b, axes=([1], [0]))),
+        ("np.inner", lambda a, b: np.inner(a, b.T)),
+    ],
+)
+def test_every_way_to_write_a_product_counts_the_same(name, fn):
+    a, b = np.ones((2, 3)), np.ones((3, 4))
+    result, flops = efficient.count_matmul_flops(fn, a, b)
+    assert flops == 2 * 2 * 3 * 4, name
+    np.testing.assert_array_equal(np.asarray(result), np.full((2, 4), 3.0))
+    assert type(result) is np.ndarray  # the counting view never leaks out
+
+
+def test_counting_follows_results_and_skips_what_is_not_a_product():
+    a, b, c = np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5))
+    assert efficient.count_matmul_flops(lambda a, b: np.vdot(a, a), a, b)[1] == 2 * 6
+    assert efficient.count_matmul_flops(lambda a, b: np.dot(np.dot(a, b), c), a, b)[1] == 48 + 2 * 2 * 4 * 5
+    assert efficient.count_matmul_flops(lambda a, b: np.linalg.multi_dot([a, b, c]), a, b)[1] == 48 + 80
+    assert efficient.count_matmul_flops(lambda a, b: np.dot(np.concatenate([a, a]), b), a, b)[1] == 2 * 4 * 3 * 4
+    assert efficient.count_matmul_flops(lambda a, b: np.einsum("ij->j", a), a, b)[1] == 0  # a sum
+    assert efficient.count_matmul_flops(lambda a, b: np.dot(a, 2.0), a, b)[1] == 0  # a scaling
+    assert efficient.count_matmul_flops(lambda a, b: np.dot(b[:, 0], b[:, 1]), a, b)[1] == 2 * 3
+    x = np.ones(4)
+    assert efficient.count_matmul_flops(lambda x, w: np.einsum("td,d->t", w, x), x, c.T)[1] == 2 * 5 * 4
+
+
+def test_a_kv_cache_step_that_reprojects_with_np_dot_is_counted():
+    """A step that re-projects the prefix through np.dot costs what the uncached step costs: the driver sees it."""
+    rng = np.random.default_rng(0)
+    x, w = rng.normal(size=(6, 8)), rng.normal(size=(8, 4))
+
+    def reprojecting(x, w):
+        return [np.dot(x[: t + 1], w) for t in range(len(x))]  # every key again, every step
+
+    _, flops = efficient.count_matmul_flops(reprojecting, x, w)
+    assert flops == sum(2 * (t + 1) * 8 * 4 for t in range(6))

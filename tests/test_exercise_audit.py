@@ -59,9 +59,11 @@ def test_patches_reach_beyond_the_exercises_that_declare_them(rows):
             if source == "patch":
                 derived.setdefault(mid, []).append(row.exercise)
     assert set(derived["causal_triu"]) >= {"02.causal_mask", "02.decoder_mask", "08.my_decoder_masks"}
-    assert set(derived["softmax_wrong_axis"]) >= {"01.softmax_along", "01.self_attention", "04.my_forward"}
-    assert set(derived["no_scaling"]) >= {"01.self_attention", "04.my_forward"}
+    assert set(derived["softmax_wrong_axis"]) >= {"01.softmax_along", "01.self_attention"}
+    assert set(derived["no_scaling"]) >= {"01.self_attention"}
     assert set(derived["split_single_reshape"]) >= {"03.split_heads", "03.multi_head_attention"}
+    assert set(derived["padding_off_by_one"]) >= {"04.torch_cross_attend"}
+    assert set(derived["causal_triu"]) >= {"04.causal_self_attention", "04.alibi_bias"}
 
 
 SOFTMAX_SCORES_BOUNDED = {"01.by_hand_new_query": "the worked example's three fixed scores"}
@@ -100,6 +102,8 @@ SQUARE_BY_NATURE = {
     "03.multi_head_attention": "W_q, W_k, W_v, W_o are (d_model, d_model); one case has seq_len == d_model on purpose",
     "03.multi_head_attention_loop": "W_q, W_k, W_v, W_o are (d_model, d_model); one case has seq_len == d_model",
     "03.grouped_query_attention": "W_q and W_o are (d_model, d_model)",
+    "04.multi_head_module": "a causal mask over one sequence is (q_len, q_len)",
+    "04.torch_cross_attend": "one case has batch == q_len on purpose: a padding mask passed as attn_mask is silent",
     "05.previous_token_score": "self-attention weights are (heads, seq_len, seq_len)",
 }
 

@@ -1,15 +1,14 @@
-"""The attention explorer (course_utils.explorer): its numbers are the models' own weights.
+"""The generic attention explorer (course_utils.explorer): views, capture, the table, the widget.
 
-Oracles: lesson 05's RoleModel returns its weights; greedy_decode returns the GRU's additive
-attention and the Transformer's last cross-attention; everything else (encoder and decoder
-self-attention, every layer) comes from capture_attention, checked against the masks and against a
-recomputation with need_weights=True. The widget is driven through its controls (button clicks, the
-text box) without a browser; tests/browser/test_explorer_in_browser.py clicks it in JupyterLab.
+Snapshots come from the lessons' adapters (course_utils.reversal.views, course_utils.role_task), tested in their
+own files; here the explorer itself: capture_attention against a recomputation with need_weights=True, the table's
+cells against the view's weights and masks, row_entropy against heads.attention_entropy, and the widget driven
+through its controls (button clicks, the text box) without a browser; tests/browser/test_explorer_in_browser.py
+clicks it in JupyterLab.
 """
 
 from __future__ import annotations
 
-import re
 from html.parser import HTMLParser
 
 import numpy as np
@@ -17,23 +16,12 @@ import pytest
 import torch
 
 from course_utils import data, env, explorer, heads
-from course_utils.reversal import checkpoints, decoding
+from course_utils.reversal import checkpoints, decoding, views
 
 
 @pytest.fixture(scope="module")
 def transformer():
     return checkpoints.load_pretrained("transformer")
-
-
-@pytest.fixture(scope="module")
-def gru_attention():
-    return checkpoints.load_pretrained("gru_attention")
-
-
-@pytest.fixture(scope="module")
-def role_model():
-    model, _ = heads.train_role_model(steps=40, seed=0)
-    return model
 
 
 def greedy_weights(model, text: str) -> np.ndarray:
@@ -68,43 +56,13 @@ def parse(table_html: str) -> _Table:
     return parser
 
 
-# ------------------------------------------------------------------------------- snapshots
+# ------------------------------------------------------------------------------- capture, masks, entropy
 
 
-def test_transformer_cross_attention_is_greedy_decodes(transformer):
-    snap = explorer.seq2seq_snapshot(transformer, "abcdefghij")
-    assert snap.output_text == "jihgfedcba"
-    assert list(snap.views) == ["encoder self-attention", "decoder self-attention (causal)", "cross-attention"]
-    cross = snap.views["cross-attention"]
-    expected = greedy_weights(transformer, "abcdefghij")  # (heads, steps, src_len)
-    assert cross.weights.shape == (1, *expected.shape)
-    np.testing.assert_allclose(cross.weights[-1], expected, atol=1e-5)
-    assert cross.query_labels[:2] == ["<bos>", "j"] and cross.query_outputs[:2] == ["j", "i"]
-    assert cross.key_labels == list("abcdefghij") and cross.mask.all()
-
-
-def test_transformer_self_attention_masks_and_rows(transformer):
-    snap = explorer.seq2seq_snapshot(transformer, "hij")
-    enc, dec = snap.views["encoder self-attention"], snap.views["decoder self-attention (causal)"]
-    assert enc.weights.shape == (1, 4, 3, 3) and enc.mask.all() and enc.query_outputs is None
-    steps = dec.weights.shape[-1]
-    np.testing.assert_array_equal(dec.mask, np.tril(np.ones((steps, steps), dtype=bool)))
-    assert np.abs(dec.weights[..., ~dec.mask]).max() == 0  # nothing on future positions
-    for view in (enc, dec):
-        np.testing.assert_allclose(view.weights.sum(-1), 1.0, atol=1e-6)
-
-
-def test_every_layer_is_captured_and_hooks_are_removed():
+def test_capture_attention_recomputes_fused_calls_and_removes_its_hooks():
     env.set_seed(0)
     model = checkpoints.build_model("transformer", num_layers=2).eval()
-    snap = explorer.seq2seq_snapshot(model, "abcd")
-    assert {name: v.weights.shape[:2] for name, v in snap.views.items()} == {
-        "encoder self-attention": (2, 4),
-        "decoder self-attention (causal)": (2, 4),
-        "cross-attention": (2, 4),
-    }
     layer = model.encoder_layers[1]
-    assert not layer.self_attn._forward_hooks
     x = torch.randn(1, 4, 32)
     with torch.no_grad(), explorer.capture_attention(layer) as records:
         out = layer.self_attn(x, x, x, need_weights=False)[0]
@@ -113,54 +71,38 @@ def test_every_layer_is_captured_and_hooks_are_removed():
     assert name == "self_attn" and mask is None
     np.testing.assert_allclose(weights, direct.double().numpy(), atol=1e-7)
     torch.testing.assert_close(out, direct_out, atol=1e-6, rtol=1e-5)  # the model's output is untouched
+    assert not layer.self_attn._forward_hooks
 
 
-def test_gru_additive_attention_is_greedy_decodes(gru_attention):
-    snap = explorer.seq2seq_snapshot(gru_attention, "abcdefg")
-    (view,) = snap.views.values()
-    assert view.name == "additive attention" and snap.output_text == "gfedcba"
-    np.testing.assert_array_equal(view.weights[0, 0], greedy_weights(gru_attention, "abcdefg"))
-    assert view.query_outputs[-1] == "<eos>"
+def test_mask_2d_takes_batch_0_head_0():
+    assert explorer.mask_2d(None, 2, 3).all() and explorer.mask_2d(None, 2, 3).shape == (2, 3)
+    padding = torch.tensor([[True, True, False], [True, False, False]])[:, None, None, :]  # (batch, 1, 1, k_len)
+    np.testing.assert_array_equal(explorer.mask_2d(padding, 2, 3), [[True, True, False]] * 2)
+    causal = torch.tril(torch.ones(3, 3, dtype=torch.bool))
+    np.testing.assert_array_equal(explorer.mask_2d(causal, 3, 3), causal.numpy())
 
 
-def test_gru_without_attention_is_refused():
-    with pytest.raises(ValueError, match="no attention weights"):
-        explorer.seq2seq_snapshot(checkpoints.build_model("gru"), "abc")
+def test_row_entropy_is_heads_attention_entropy_through_the_module_attribute(monkeypatch):
+    rows = np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.2, 0.3, 0.5]])
+    np.testing.assert_array_equal(explorer.row_entropy(rows), heads.attention_entropy(rows))
+    monkeypatch.setattr(heads, "attention_entropy", lambda w: np.full(np.shape(w)[:-1], -7.0))
+    np.testing.assert_array_equal(explorer.row_entropy(rows), [-7.0, -7.0, -7.0])  # looked up at each call
 
 
-def test_role_model_weights_are_the_models(role_model):
-    task = heads.make_role_task(1, seed=5)
-    text = " ".join(heads.token_labels(task, 0))
-    assert explorer.parse_role_sequence(text, role_model.config) == task.tokens[0].tolist()
-    snap = explorer.role_model_snapshot(role_model, text)
-    _, weights = role_model(task.tokens)
-    np.testing.assert_array_equal(snap.views["self-attention"].weights[0], weights[0].detach().double().numpy())
-    assert snap.views["self-attention"].query_outputs[0].startswith("previous ")
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [("", "1 to 12 tokens"), ("Ar Zq", "token 'Zq' is not a shape"), (" ".join(["Ar"] * 13), "holds 13")],
-)
-def test_bad_role_sequences_are_named(role_model, text, message):
-    with pytest.raises(ValueError, match=message):
-        explorer.parse_role_sequence(text, role_model.config)
-
-
-def test_bad_seq2seq_inputs_are_named(transformer):
-    with pytest.raises(ValueError, match="text may only use the symbols"):
-        explorer.seq2seq_snapshot(transformer, "abz")
-    with pytest.raises(ValueError, match="text is empty"):
-        explorer.seq2seq_snapshot(transformer, "  ")
-    with pytest.raises(TypeError, match="text must be a string"):
-        explorer.seq2seq_snapshot(transformer, [3, 4])
+def test_view_checks_its_optional_labels():
+    w = np.ones((1, 1, 2, 3)) / 3
+    explorer.AttentionView("v", ["a", "b"], ["x", "y", "z"], w, True, ["a", "b"], ["<bos>", "a"])
+    with pytest.raises(ValueError, match="1 query_reads for 2 queries"):
+        explorer.AttentionView("v", ["a", "b"], ["x", "y", "z"], w, True, None, ["<bos>"])
+    with pytest.raises(ValueError, match="3 query_outputs for 2 queries"):
+        explorer.AttentionView("v", ["a", "b"], ["x", "y", "z"], w, True, ["a", "b", "c"])
 
 
 # ------------------------------------------------------------------------------- the table
 
 
 def test_table_holds_the_query_row_of_every_layer_and_head(transformer):
-    view = explorer.seq2seq_snapshot(transformer, "abcde").views["decoder self-attention (causal)"]
+    view = views.seq2seq_snapshot(transformer, "abcde").views["decoder self-attention (causal)"]
     table = parse(explorer.render_weights_table(view, 2))
     assert table.table["data-query"] == "2" and table.table["data-view"] == view.name
     layers, n_heads, _, k_len = view.weights.shape
@@ -174,7 +116,7 @@ def test_table_holds_the_query_row_of_every_layer_and_head(transformer):
 
 
 def test_table_rejects_a_query_out_of_range(transformer):
-    view = explorer.seq2seq_snapshot(transformer, "abc").views["encoder self-attention"]
+    view = views.seq2seq_snapshot(transformer, "abc").views["encoder self-attention"]
     with pytest.raises(ValueError, match=r"query must be an int in range\(q_len=3\) but is 3"):
         explorer.render_weights_table(view, 3)
 
@@ -188,7 +130,7 @@ def test_view_rejects_mismatched_labels():
 
 
 def test_clicking_a_query_shows_its_weights(transformer):
-    ex = explorer.explore_seq2seq(transformer, ["abcdefg", "hij"])
+    ex = views.explore_seq2seq(transformer, ["abcdefg", "hij"])
     ex.select_view("cross-attention")
     ex._queries.children[4].click()  # the button a student clicks
     table = parse(ex.table_html)
@@ -197,11 +139,12 @@ def test_clicking_a_query_shows_its_weights(transformer):
     got = np.array([[table.weights[(0, h, j)][0] for j in range(7)] for h in range(4)])
     np.testing.assert_allclose(got, expected, atol=1e-5)
     assert "info" in ex._queries.children[4].button_style
-    assert ex._queries.children[4].tooltip == "query 4: d → outputs c"  # reads d, writes c; shown on hover
+    assert ex._queries.children[4].description == "4: writes c"  # a decoder step is named by what it writes
+    assert ex._queries.children[4].tooltip == "reads d"  # shown on hover
 
 
 def test_changing_the_input_moves_the_attention(transformer):
-    ex = explorer.explore_seq2seq(transformer, ["abcdefg", "hij"])
+    ex = views.explore_seq2seq(transformer, ["abcdefg", "hij"])
     ex.select_view("cross-attention")
     ex._picker.value = 1  # the example picker
     assert ex.snapshot.input_text == "hij" and ex._text.value == "hij"
@@ -216,25 +159,12 @@ def test_changing_the_input_moves_the_attention(transformer):
     assert "text may only use the symbols" in ex._output.value
 
 
-def test_role_model_explorer_and_static_fallback(role_model):
-    ex = explorer.explore_role_model(role_model, num_examples=3)
-    assert len(ex._picker.options) == 3 and list(ex.snapshot.views) == ["self-attention"]
-    ex._queries.children[5].click()
-    assert parse(ex.table_html).table["data-query"] == "5"
-    bundle = ex._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "image/png", "application/vnd.jupyter.widget-view+json"}
-    assert bundle["image/png"].startswith("iVBORw0KGgo")  # base64 of the PNG signature
-    assert bundle["text/plain"].startswith("AttentionExplorer: RoleModel on ")
-    assert not re.search(r"\d\.\d", bundle["text/plain"])  # no floats: stable under nbval
-    assert bundle["text/plain"] == explorer.explore_role_model(role_model, num_examples=3).summary()
-
-
 def test_explorer_bad_arguments_are_named(transformer):
     with pytest.raises(TypeError, match="compute must be a callable"):
         explorer.AttentionExplorer("not callable", ["abc"])
     with pytest.raises(ValueError, match="examples must be a non-empty list of strings"):
-        explorer.explore_seq2seq(transformer, [])
-    ex = explorer.explore_seq2seq(transformer, "abc")
+        views.explore_seq2seq(transformer, [])
+    ex = views.explore_seq2seq(transformer, "abc")
     assert ex.view_name == "cross-attention"  # it opens on the last view
     ex.select_view("encoder self-attention")
     with pytest.raises(ValueError, match="view must be one of"):

@@ -236,8 +236,8 @@ def test_multi_head_backends_agree_with_torch_multihead_attention(case):
 
 @settings(max_examples=40, deadline=None)
 @given(batch=dims, q_len=dims, k_len=dims, seed=seeds)
-def test_key_padding_mask_is_the_4d_mask_and_a_2d_padding_mask_is_refused_when_shapes_differ(batch, q_len, k_len, seed):
-    """key_padding_mask (batch, k_len) equals mask=(batch, 1, 1, k_len); a (batch, k_len) 2-D mask is refused
+def test_key_mask_is_the_4d_mask_and_a_2d_padding_mask_is_refused_when_shapes_differ(batch, q_len, k_len, seed):
+    """key_mask (batch, k_len) equals mask=(batch, 1, 1, k_len); a (batch, k_len) 2-D mask is refused
     exactly when batch != q_len (when batch == q_len it is also a valid (q_len, k_len) mask)."""
     g = torch.Generator().manual_seed(seed)
     module = attention.MultiHeadAttention(8, 2).double().eval()
@@ -245,7 +245,7 @@ def test_key_padding_mask_is_the_4d_mask_and_a_2d_padding_mask_is_refused_when_s
     y = torch.randn(batch, k_len, 8, generator=g, dtype=torch.float64)
     padding = masks.make_padding_mask(torch.randint(1, k_len + 1, (batch,), generator=g), k_len)  # (batch, k_len)
     with torch.no_grad():
-        out, w = module(x, y, y, key_padding_mask=padding)
+        out, w = module(x, y, y, key_mask=padding)
         same, _ = module(x, y, y, mask=padding[:, None, None, :])
     assert torch.equal(out, same)
     assert (w.masked_select(~padding[:, None, None, :].expand_as(w)) == 0).all()
@@ -254,5 +254,5 @@ def test_key_padding_mask_is_the_4d_mask_and_a_2d_padding_mask_is_refused_when_s
         accepted = True
     except ValueError as err:
         accepted = False
-        assert "key_padding_mask=" in str(err)
-    assert accepted == (batch == q_len)  # equal shapes: indistinguishable, hence key_padding_mask
+        assert "key_mask=" in str(err)
+    assert accepted == (batch == q_len)  # equal shapes: indistinguishable, hence key_mask

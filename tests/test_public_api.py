@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import attention, data, efficient, env, heads, masks, timing
+from course_utils import attention, data, efficient, env, heads, masks, retrieval, role_task, timing
 from course_utils import numpy_attention as na
-from course_utils.reversal import checkpoints, decoding, rnn, training, transformer
+from course_utils.reversal import checkpoints, decoding, rnn, training, transformer, views
 
 # Modules owned and validated elsewhere, each tested by its own test file. Listed by name so that the
 # walk below stays honest: a module missing from here AND from BAD_INPUT fails the walk.
@@ -57,7 +57,7 @@ def _batch():
 
 
 def _task():
-    return heads.make_role_task(2, seq_len=4)
+    return role_task.make_role_task(2, seq_len=4)
 
 
 BAD_INPUT = {
@@ -174,22 +174,22 @@ BAD_INPUT = {
         (
             lambda: _mha()(torch.ones(2, 3, 8), torch.ones(2, 5, 8), torch.ones(2, 5, 8), mask=torch.ones(2, 5) > 0),
             ValueError,
-            r"looks like a \(batch, k_len\) key padding mask.*key_padding_mask=",
+            r"looks like a \(batch, k_len\) key padding mask.*key_mask=",
         ),
         (
-            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_padding_mask=torch.ones(2, 3)),
+            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_mask=torch.ones(2, 3)),
             TypeError,
-            "key_padding_mask must be boolean",
+            "key_mask must be boolean",
         ),
         (
-            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_padding_mask=bmask),
+            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_mask=bmask),
             ValueError,
-            r"key_padding_mask must be \(batch, k_len\) = \(2, 3\)",
+            r"key_mask must be \(batch, k_len\) = \(2, 3\)",
         ),
         (
-            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_padding_mask=[[True] * 3] * 2),
+            lambda: _mha()(*(torch.ones(2, 3, 8),) * 3, key_mask=[[True] * 3] * 2),
             TypeError,
-            "key_padding_mask must be a torch.Tensor",
+            "key_mask must be a torch.Tensor",
         ),
         (lambda: attention.MultiHeadAttention.from_torch(_mha()), TypeError, "module must be a torch.nn.Multihead"),
     ],
@@ -275,6 +275,14 @@ BAD_INPUT = {
         (lambda: efficient.decode_flops(0, 8, 4, True), ValueError, "prefix_len must be a positive"),
         (lambda: efficient.decode_flops(4, 8, 4, cached=1), TypeError, "cached must be True or False"),
     ],
+    "efficient.online_update": [
+        (lambda: efficient.online_update(0.0, 1.0, np.ones((2, 2))), ValueError, "block must be 1-D"),
+        (lambda: efficient.online_update(0.0, 1.0, "abc"), TypeError, "block must"),
+    ],
+    "efficient.flash_step": [
+        (lambda: efficient.flash_step(arr, arr, arr, arr, arr), ValueError, "must agree on k_block"),
+        (lambda: efficient.flash_step(f32, f32, f32, f32, f32), TypeError, "m must be a NumPy array"),
+    ],
     "efficient.count_matmul_flops": [(lambda: efficient.count_matmul_flops(3), TypeError, "fn must be a function")],
     "efficient.mha_param_count": [
         (lambda: efficient.mha_param_count(8, 3), ValueError, "not divisible by num_heads 3"),
@@ -317,31 +325,101 @@ BAD_INPUT = {
             "match_ids must hold integer",
         ),
     ],
-    "heads.RoleTask": [
-        (lambda: heads.RoleTask(np.ones((2, 3)), src, src, {}), TypeError, "RoleTask.tokens must be a torch.Tensor"),
+    "heads.switch_off_heads": [
+        (lambda: heads.switch_off_heads(f32, [0], 3), ValueError, "must split into num_heads=3 equal blocks"),
+        (lambda: heads.switch_off_heads(f32, [2], 2), ValueError, r"head 2 is not in range\(num_heads=2\)"),
+        (lambda: heads.switch_off_heads(arr, [0], 2), TypeError, "concat must be a torch.Tensor"),
     ],
-    "heads.make_role_task": [
-        (lambda: heads.make_role_task(0), ValueError, "num_sequences must be a positive int"),
-        (lambda: heads.make_role_task(2, seq_len=5), ValueError, "seq_len must be even"),
-        (lambda: heads.make_role_task(2, seed=-1), ValueError, "seed must be a non-negative int"),
+    "role_task.parse_role_sequence": [
+        (lambda: role_task.parse_role_sequence("Ar Zq", role_task.RoleModelConfig()), ValueError, "token 'Zq'"),
+        (lambda: role_task.parse_role_sequence(3, role_task.RoleModelConfig()), TypeError, "sequence must be a string"),
+        (lambda: role_task.parse_role_sequence("Ar", None), TypeError, "config must be a RoleModelConfig"),
     ],
-    "heads.RoleModelConfig": [(lambda: heads.RoleModelConfig(d_model=0), ValueError, "RoleModelConfig.d_model")],
-    "heads.RoleModel": [
-        (lambda: heads.RoleModel({"d_model": 8}), TypeError, "config must be a RoleModelConfig"),
-        (lambda: heads.RoleModel()(torch.ones(2, 3)), TypeError, "tokens must hold integers"),
+    "role_task.role_model_snapshot": [
+        (lambda: role_task.role_model_snapshot(_mha(), "Ar"), TypeError, "model must be a RoleModel"),
     ],
-    "heads.train_role_model": [
-        (lambda: heads.train_role_model(steps=0), ValueError, "steps must be a positive int"),
-        (lambda: heads.train_role_model(steps=1, lr=-1.0), ValueError, "lr must be > 0"),
+    "role_task.explore_role_model": [
+        (lambda: role_task.explore_role_model(_mha()), TypeError, "model must be a RoleModel"),
+        (lambda: role_task.explore_role_model(role_task.RoleModel(), num_examples=0), ValueError, "num_examples"),
     ],
-    "heads.role_accuracy": [(lambda: heads.role_accuracy(_mha(), _task()), TypeError, "model must be a RoleModel")],
+    "data.token_label": [
+        (lambda: data.token_label(13), ValueError, "i holds token ids outside the vocabulary"),
+        (lambda: data.token_label("a"), TypeError, "i must be one token id"),
+    ],
+    "data.step_labels": [
+        (lambda: data.step_labels(src), ValueError, r"tokens must be one decoded row \(steps,\)"),
+        (lambda: data.step_labels([3, 99]), ValueError, "tokens holds token ids outside the vocabulary"),
+    ],
+    "reversal.decoding.check_decoder_input": [
+        (lambda: decoding.check_decoder_input(src, 3), ValueError, r"decoder_input must be \(batch=3, tgt_len\)"),
+        (lambda: decoding.check_decoder_input(src.float(), 2), TypeError, "decoder_input must hold integers"),
+        (lambda: decoding.check_decoder_input(src, -1), ValueError, "batch must be a non-negative int"),
+    ],
+    "reversal.decoding.as_config": [
+        (lambda: decoding.as_config({"d_embed": 8}, rnn.GRUConfig), TypeError, "cfg must be a GRUConfig"),
+        (lambda: decoding.as_config(None, "GRUConfig"), TypeError, "config_cls must be a config class"),
+    ],
+    "reversal.decoding.greedy_decode_one": [
+        (lambda: decoding.greedy_decode_one(_gru(), src), ValueError, r"src must be one non-empty sequence"),
+        (lambda: decoding.greedy_decode_one(_gru(), [3, 4]), TypeError, "src must be a torch.Tensor"),
+        (lambda: decoding.greedy_decode_one(_mha(), src[0]), TypeError, "model must be a reversal model"),
+    ],
+    "reversal.decoding.RecomputePrefix": [
+        (lambda: decoding.RecomputePrefix().init_state(src, torch.tensor([4, 1])), ValueError, "src_lengths must lie"),
+        (lambda: decoding.RecomputePrefix().init_state(src.float(), src_lengths), TypeError, "src must hold integer"),
+    ],
+    "reversal.rnn.gru_step": [
+        (
+            lambda: rnn.gru_step(torch.ones(2, 3), torch.ones(2, 4), torch.ones(4, 3), torch.ones(12, 4), None, None),
+            ValueError,
+            r"weight_ih must be \(3 \* d_hidden, d_in\)",
+        ),
+        (lambda: rnn.gru_step(arr, f32, f32, f32, None, None), TypeError, "x must be a torch.Tensor"),
+    ],
+    "reversal.rnn.attention_decoder_step": [
+        (lambda: rnn.attention_decoder_step(_gru(), {}, src[:, 0]), TypeError, "model must have embed, cell"),
+    ],
+    "reversal.views.seq2seq_snapshot": [
+        (lambda: views.seq2seq_snapshot(_gru(), "abz"), ValueError, "text may only use the symbols"),
+        (lambda: views.seq2seq_snapshot(_gru(), "abc"), ValueError, "no attention weights"),
+        (lambda: views.seq2seq_snapshot(_gru(), 3), TypeError, "text must be a string"),
+    ],
+    "reversal.views.explore_seq2seq": [
+        (lambda: views.explore_seq2seq(_mha(), ["abc"]), TypeError, "model must be a reversal model"),
+    ],
+    "role_task.RoleTask": [
+        (
+            lambda: role_task.RoleTask(np.ones((2, 3)), src, src, {}),
+            TypeError,
+            "RoleTask.tokens must be a torch.Tensor",
+        ),
+    ],
+    "role_task.make_role_task": [
+        (lambda: role_task.make_role_task(0), ValueError, "num_sequences must be a positive int"),
+        (lambda: role_task.make_role_task(2, seq_len=5), ValueError, "seq_len must be even"),
+        (lambda: role_task.make_role_task(2, seed=-1), ValueError, "seed must be a non-negative int"),
+    ],
+    "role_task.RoleModelConfig": [
+        (lambda: role_task.RoleModelConfig(d_model=0), ValueError, "RoleModelConfig.d_model")
+    ],
+    "role_task.RoleModel": [
+        (lambda: role_task.RoleModel({"d_model": 8}), TypeError, "config must be a RoleModelConfig"),
+        (lambda: role_task.RoleModel()(torch.ones(2, 3)), TypeError, "tokens must hold integers"),
+    ],
+    "role_task.train_role_model": [
+        (lambda: role_task.train_role_model(steps=0), ValueError, "steps must be a positive int"),
+        (lambda: role_task.train_role_model(steps=1, lr=-1.0), ValueError, "lr must be > 0"),
+    ],
+    "role_task.role_accuracy": [
+        (lambda: role_task.role_accuracy(_mha(), _task()), TypeError, "model must be a RoleModel")
+    ],
     "heads.ablate_heads": [
         (lambda: heads.ablate_heads(_mha(), 5).__enter__(), ValueError, r"head 5 is not in range\(num_heads=2\)"),
         (lambda: heads.ablate_heads("mha", 0).__enter__(), TypeError, "attention must be a MultiHeadAttention"),
     ],
-    "heads.token_labels": [
-        (lambda: heads.token_labels(_task(), 5), ValueError, "index 5 is out of range"),
-        (lambda: heads.token_labels("task"), TypeError, "task must be a RoleTask"),
+    "role_task.token_labels": [
+        (lambda: role_task.token_labels(_task(), 5), ValueError, "index 5 is out of range"),
+        (lambda: role_task.token_labels("task"), TypeError, "task must be a RoleTask"),
     ],
     # ------------------------------------------------------------------------------------ data
     "data.Batch": [(lambda: data.Batch(src, src_lengths, src, src[:1]), ValueError, "Batch needs src")],
@@ -401,10 +479,12 @@ BAD_INPUT = {
         (lambda: transformer.FeedForward(8, 0), ValueError, "d_ff must be a positive")
     ],
     "reversal.transformer.EncoderLayer": [
-        (lambda: transformer.EncoderLayer(rnn.GRUConfig()), TypeError, "cfg must be a TransformerConfig")
+        (lambda: transformer.EncoderLayer(rnn.GRUConfig(), 4, 64), TypeError, "d_model must be an int"),
+        (lambda: transformer.EncoderLayer(32, 3, 64), ValueError, "not divisible by num_heads 3"),
     ],
     "reversal.transformer.DecoderLayer": [
-        (lambda: transformer.DecoderLayer({"d_model": 8}), TypeError, "cfg must be a TransformerConfig")
+        (lambda: transformer.DecoderLayer(32, 4, 0), ValueError, "d_ff must be a positive int"),
+        (lambda: transformer.DecoderLayer(32, 4, 64, dropout=1.0), ValueError, "dropout must be in"),
     ],
     "reversal.decoding.Seq2Seq": [(lambda: decoding.Seq2Seq(), TypeError, "Protocols cannot be instantiated")],
     "reversal.rnn.AttentionGRUSeq2Seq": [
@@ -469,6 +549,13 @@ BAD_INPUT = {
             r"src_lengths must lie in \[1, src_len=3\]",
         ),
     ],
+    "reversal.checkpoints.train_pretrained": [
+        (lambda: checkpoints.train_pretrained("gpt"), ValueError, "name must be one of"),
+        (lambda: checkpoints.train_pretrained("gru", seed=1.5), TypeError, "seed must be an int"),
+    ],
+    "reversal.checkpoints.Pretrained": [
+        (lambda: checkpoints.Pretrained("gru", {}), TypeError, "missing 1 required positional argument: 'recipe'"),
+    ],
     "reversal.checkpoints.load_pretrained": [
         (lambda: checkpoints.load_pretrained("../outside"), ValueError, "name must be a plain checkpoint name"),
         (lambda: checkpoints.load_pretrained(3), TypeError, "name must be a checkpoint name"),
@@ -519,14 +606,53 @@ BAD_INPUT = {
             "batch must be",
         ),
     ],
+    "reversal.training.lr_factor": [
+        (lambda: training.lr_factor(-1, training.TrainConfig()), ValueError, "step must be a non-negative int"),
+        (lambda: training.lr_factor(0, {"lr": 1.0}), TypeError, "config must be a TrainConfig"),
+    ],
     "reversal.training.train": [
         (lambda: training.train(_gru(), {"steps": 1}), TypeError, "config must be a TrainConfig"),
         (lambda: training.train("gru"), TypeError, "model must be a reversal model"),
         (lambda: training.train(_gru(), training.TrainConfig(steps=1), device="cdua"), ValueError, "cdua"),
+        (lambda: training.train(_gru(), training.TrainConfig(steps=1), step=1), TypeError, "step must be a function"),
+        (lambda: training.train(_gru(), training.TrainConfig(steps=1), decode=1), TypeError, "decode must be a func"),
+    ],
+    # ------------------------------------------------------------------------------------- retrieval (lesson 04)
+    "retrieval.make_batch": [
+        (lambda: retrieval.make_batch(0, 2), TypeError, "generator must be a torch.Generator"),
+        (lambda: retrieval.make_batch(torch.Generator(), 0), ValueError, "batch must be a positive int"),
+        (lambda: retrieval.make_batch(torch.Generator(), 2, n_keys=2.0), TypeError, "n_keys must be an int"),
+        (lambda: retrieval.make_batch(torch.Generator(), 2, noise=-0.1), ValueError, "noise must be >= 0"),
+    ],
+    "retrieval.weight_on_match": [
+        (lambda: retrieval.weight_on_match([[0.5]], torch.zeros(1)), TypeError, "weights must be a torch.Tensor"),
+        (
+            lambda: retrieval.weight_on_match(torch.ones(2, 1, 3, 8), torch.zeros(2)),
+            ValueError,
+            r"weights must be \(batch, heads, 1, k_len\)",
+        ),
+        (
+            lambda: retrieval.weight_on_match(torch.ones(2, 1, 1, 8), torch.zeros(3)),
+            ValueError,
+            r"index must be \(batch,\) = \(2,\)",
+        ),
+    ],
+    "retrieval.diagonal_dominance": [
+        (lambda: retrieval.diagonal_dominance(np.eye(3)), TypeError, "m must be a torch.Tensor"),
+        (lambda: retrieval.diagonal_dominance(torch.ones(3, 4)), ValueError, "m must be a square"),
+    ],
+    "retrieval.train_step": [
+        (lambda: retrieval.train_step(None, None, (1, 2)), ValueError, r"batch must be \(query, keys, values, target"),
+    ],
+    "retrieval.train": [
+        (lambda: retrieval.train(None, None, step=3), TypeError, "step must be a function"),
+        (lambda: retrieval.train(None, None, steps=0), ValueError, "steps must be a positive int"),
+        (lambda: retrieval.train(None, None, batch_size=1.5), TypeError, "batch_size must be an int"),
     ],
     "reversal.training.evaluate": [
         (lambda: training.evaluate(_gru(), [], batch_size=4), ValueError, "sequences is empty"),
         (lambda: training.evaluate(_gru(), _batch(), batch_size=0), ValueError, "batch_size must be a positive int"),
+        (lambda: training.evaluate(_gru(), _batch(), decode="greedy"), TypeError, "decode must be a function"),
     ],
     "reversal.training.teacher_forced_accuracy": [
         (lambda: training.teacher_forced_accuracy(_gru(), _batch(), leak=1), TypeError, "leak must be True or False"),

@@ -43,6 +43,7 @@ PROBED_MODULES = (
     "course_utils.masks",
     "course_utils.attention",
     "course_utils.heads",
+    "course_utils.role_task",
     "course_utils.efficient",
     "course_utils.explorer",
     "course_utils.data",

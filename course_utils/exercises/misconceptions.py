@@ -131,7 +131,7 @@ CATALOGUE = (
         "causal_not_flipped",
         "only the padding was flipped: nn.MultiheadAttention's boolean attn_mask also means True = not allowed, so "
         "flip the causal mask as well",
-        _CONVENTIONS,
+        "04 · A decoder's masks",
         "You flipped one of the two masks for nn.MultiheadAttention. Does its attn_mask use the same convention as "
         "its key_padding_mask?",
     ),
@@ -213,7 +213,7 @@ CATALOGUE = (
     Misconception(
         "causal_in_cross_attention",
         "a causal mask in cross-attention: every query may read every real encoder position; only padding is hidden",
-        "02 · Shapes: lining masks up with multi-head scores",
+        "04 · Masks in PyTorch's convention",
         "In cross-attention, is encoder position j ever 'in the future' of decoder position i?",
     ),
     # ---- heads (lessons 03, 04) --------------------------------------------------------------------------------
@@ -277,16 +277,17 @@ CATALOGUE = (
         patches.NO_OUTPUT_PROJECTION,
     ),
     Misconception(
-        "fused_weight_transposed",
-        "the transposed weights were stacked: nn.Linear keeps weight as (out, in), so stack the weights as they are",
-        "04 · One fused projection instead of three",
-        "nn.Linear stores its weight as (out_features, in_features). Which layout do the three weights you stack have?",
+        "linear_layout_transposed",
+        "the weights were transposed: nn.Linear and in_proj_weight both store (out, in); copy the blocks as they are",
+        "04 · Parity 3 · with torch.nn.MultiheadAttention",
+        "nn.Linear stores its weight as (out_features, in_features). In which layout are the blocks of in_proj_weight "
+        "stored?",
     ),
     Misconception(
-        "fused_no_bias",
-        "the fused projection has no bias: stack the three biases into one (3·d_model,) bias",
-        "04 · One fused projection instead of three",
-        "The three layers have biases. Where are they in your fused layer?",
+        "biases_not_copied",
+        "the biases were not copied: in_proj_bias holds the three (d_model,) biases, stacked like the weights",
+        "04 · Parity 3 · with torch.nn.MultiheadAttention",
+        "Your module's projections have biases. Which of torch_mha's parameters holds the values they need?",
     ),
     Misconception(
         "weights_in_training_mode",
@@ -303,13 +304,13 @@ CATALOGUE = (
     Misconception(
         "qk_linear_layout",
         "nn.Linear's weight is (out, in): the matrix x is multiplied by is query_proj.weight.T, not query_proj.weight",
-        "04 · From a matrix to `nn.Linear`",
+        "04 · From a matrix to nn.Linear",
         "nn.Linear computes x @ weight.T + bias. Which matrix multiplies x, then: weight or weight.T?",
     ),
     Misconception(
         "qk_transposed",
         "queries and keys swapped: rows of W_q W_k^T belong to query features, columns to key features",
-        "04 · Train it: retrieval by similarity",
+        "04 · Reading a layer's query-key matrix",
         "In x @ M @ y.T, which side's features index the rows of M?",
     ),
     # ---- heads at work, costs (lessons 05, 06) ---------------------------------------------------------------
@@ -637,6 +638,105 @@ CATALOGUE = (
     ),
     # ---- end of lesson 03's new entries ----
     # ---- lesson 04: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    Misconception(
+        "view_minus_one_batch",
+        "view(-1, seq_len, ...) infers the batch from the query's length: keep the batch and infer the length, "
+        "view(batch, -1, heads, d_head)",
+        "04 · A common bug: splitting the keys with the query's length",
+        "In your split of the keys, which size is inferred with -1, and from what?",
+    ),
+    Misconception(
+        "view_after_transpose",
+        ".view after .transpose: the memory is no longer in order; use .reshape (or .contiguous().view)",
+        "04 · Build the module",
+        "What did the prediction about .view after .transpose show?",
+    ),
+    Misconception(
+        "packed_order",
+        "the blocks of in_proj_weight are query, key, value, in that order",
+        "04 · Parity 3 · with torch.nn.MultiheadAttention",
+        "Which rows of in_proj_weight produce the queries?",
+    ),
+    Misconception(
+        "out_proj_not_copied",
+        "the output projection was not copied: torch_mha.out_proj is an ordinary nn.Linear; copy it too",
+        "04 · Parity 3 · with torch.nn.MultiheadAttention",
+        "Which of torch_mha's parameters did you not use?",
+    ),
+    Misconception(
+        "softmax_backward_diagonal_only",
+        "only the diagonal of the softmax's derivative: each weight also depends on every other score, so subtract "
+        "w_l times (g · w) summed over the keys",
+        "04 · Parity 4 · gradients: what gradcheck proves",
+        "If score l goes up, what happens to weight j ≠ l?",
+    ),
+    Misconception(
+        "softmax_backward_wrong_sum_axis",
+        "the sum runs over the wrong axis: it runs over the keys, the softmax's own (last) axis",
+        "04 · Parity 4 · gradients: what gradcheck proves",
+        "Over which axis do the weights sum to 1?",
+    ),
+    Misconception(
+        "zero_grad_missing",
+        "no optimizer.zero_grad(): gradients add up across steps (and with whatever was already in .grad)",
+        "04 · Your training step",
+        "What is in .grad before your backward() adds to it?",
+    ),
+    Misconception(
+        "zero_grad_after_backward",
+        "zero_grad() between backward() and step(): the step sees no gradients and nothing moves",
+        "04 · Your training step",
+        "What does step() read, and what did you just erase?",
+    ),
+    Misconception(
+        "step_before_backward",
+        "step() before backward(): every step uses the gradients of the previous batch (or stale ones)",
+        "04 · Your training step",
+        "Which gradients exist when your step() runs?",
+    ),
+    Misconception(
+        "zero_grad_at_end",
+        "zero_grad() after step(): the first step used whatever was left in .grad; clear it before backward()",
+        "04 · Your training step",
+        "The docstring says .grad may already hold gradients: which of your steps uses them?",
+    ),
+    Misconception(
+        "loss_summed",
+        "the loss is summed, not averaged: its size (and the gradient) grows with the batch; the task asks for the "
+        "mean squared error",
+        "04 · Your training step",
+        "Would your loss change if the batch doubled?",
+    ),
+    Misconception(
+        "buffer_persistent",
+        "the mask buffer is saved in the state_dict: a fixed mask is not a weight; register it with persistent=False",
+        "04 · Exercise 1 · A causal layer with its mask as a buffer",
+        "Which keys does your layer's state_dict() list?",
+    ),
+    Misconception(
+        "mask_not_sliced",
+        "the (max_len, max_len) mask was not cut to the sequence's length",
+        "04 · Exercise 1 · A causal layer with its mask as a buffer",
+        "What shape of mask do the scores of 5 tokens need?",
+    ),
+    Misconception(
+        "alibi_slopes_from_zero",
+        "the slopes start at head 0 with 2^0 = 1: head h, counting from 1, has slope 2^(-8h/heads)",
+        "04 · Exercise 2 · A bias per head: ALiBi",
+        "What is the first head's slope for 8 heads?",
+    ),
+    Misconception(
+        "alibi_sign",
+        "the bias grows with distance: a farther key must get a lower score, -slope · (i - j)",
+        "04 · Exercise 2 · A bias per head: ALiBi",
+        "Should a far key's score go up or down?",
+    ),
+    Misconception(
+        "alibi_not_causal",
+        "the future is not hidden: keys after the query must be -inf in a causal bias",
+        "04 · Exercise 2 · A bias per head: ALiBi",
+        "Which keys may query 0 see?",
+    ),
     # ---- end of lesson 04's new entries ----
     # ---- lesson 05: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
     # ---- end of lesson 05's new entries ----

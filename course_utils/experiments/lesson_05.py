@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from course_utils import attention, env, heads
+from course_utils import attention, env, heads, role_task
 from course_utils.experiments._claim import Claim
 
 TEST_SEED = 12345  # the lesson's 512 test sequences
@@ -57,15 +57,15 @@ def untrained_layer(seed: int = 0) -> dict:
 
 def role_model(seed: int = 0) -> dict:
     """Train lesson 05's toy with one training seed and return its role measurements (was head_roles.measure_seed)."""
-    test_task = heads.make_role_task(512, seed=TEST_SEED)
-    model, losses = heads.train_role_model(seed=seed)
-    accuracy = heads.role_accuracy(model, test_task)
+    test_task = role_task.make_role_task(512, seed=TEST_SEED)
+    model, losses = role_task.train_role_model(seed=seed)
+    accuracy = role_task.role_accuracy(model, test_task)
     with torch.no_grad():
         _, weights = model(test_task.tokens)  # (batch, heads, seq_len, seq_len)
     scores = heads.head_role_scores(weights, match_ids=test_task.shapes)
     similarity = heads.head_similarity(weights)  # (heads, heads)
     entropy = heads.head_entropy(weights)  # (heads,)
-    role_head = {role: int(np.argmax(scores[role])) for role in heads.TARGETS}
+    role_head = {role: int(np.argmax(scores[role])) for role in role_task.TARGETS}
     distinct = sorted(set(role_head.values()))
     roles_held = (
         min(accuracy.values()) > 0.95
@@ -82,15 +82,15 @@ def role_model(seed: int = 0) -> dict:
     cheap = []  # heads that can be switched off alone at a cost below 0.05 on every question
     for h in range(num_heads):
         with heads.ablate_heads(model.attention, h):
-            ablated = heads.role_accuracy(model, test_task)
-        if all(accuracy[name] - ablated[name] < 0.05 for name in heads.TARGETS):
+            ablated = role_task.role_accuracy(model, test_task)
+        if all(accuracy[name] - ablated[name] < 0.05 for name in role_task.TARGETS):
             cheap.append(h)
-    role_heads = {role: [h for h in range(num_heads) if scores[role][h] > 0.5] for role in heads.TARGETS}
+    role_heads = {role: [h for h in range(num_heads) if scores[role][h] > 0.5] for role in role_task.TARGETS}
     ablation_held = True  # switching off a role's heads drops that answer below 0.5 and keeps the others > 0.9
     for role, hs in role_heads.items():
         with heads.ablate_heads(model.attention, hs):
-            without = heads.role_accuracy(model, test_task)
-        others = min(without[r] for r in heads.TARGETS if r != role)
+            without = role_task.role_accuracy(model, test_task)
+        others = min(without[r] for r in role_task.TARGETS if r != role)
         ablation_held = ablation_held and without[role] < 0.5 and others > 0.9
     return {
         "seed": seed,

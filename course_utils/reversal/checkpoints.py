@@ -3,7 +3,8 @@
 Introduced in ``notebooks/07_seq2seq_rnn_attention.ipynb``.
 
 - :func:`build_model` ``("gru" | "gru_attention" | "transformer", **config_fields)``;
-- :data:`PRETRAINED`: the shipped checkpoints in ``data/checkpoints/`` and how each was trained;
+- :data:`PRETRAINED`: the shipped checkpoints in ``data/checkpoints/`` and how each was trained
+  (``Pretrained(kind, model, recipe)``), and :func:`train_pretrained`, which trains one of them again;
 - :func:`save_checkpoint` / :func:`load_pretrained`: ``{"kind", "config", "state_dict"}`` files whose SHA-256,
   kind and config are recorded in ``MANIFEST.json`` and checked before unpickling (``weights_only=True``).
 
@@ -18,6 +19,7 @@ import io
 import os
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -29,7 +31,15 @@ from course_utils.reversal import training
 from course_utils.reversal.rnn import AttentionGRUSeq2Seq, GRUConfig, GRUSeq2Seq
 from course_utils.reversal.transformer import TransformerConfig, TransformerSeq2Seq
 
-__all__ = ["build_model", "count_parameters", "PRETRAINED", "save_checkpoint", "load_pretrained"]
+__all__ = [
+    "build_model",
+    "count_parameters",
+    "Pretrained",
+    "PRETRAINED",
+    "train_pretrained",
+    "save_checkpoint",
+    "load_pretrained",
+]
 
 
 def count_parameters(model: nn.Module) -> int:
@@ -68,27 +78,57 @@ def build_model(kind: str, **config) -> nn.Module:
     return model_cls(config_cls(**config))
 
 
-# The shipped checkpoints in data/checkpoints/: name -> (kind, model config, training recipe overrides).
+class Pretrained(NamedTuple):
+    """How a shipped checkpoint was made: ``build_model(kind, **model)``, trained with ``training.recipe(kind, **recipe)``.
+
+    Introduced in notebooks/08_transformer_reversal.ipynb (``PRETRAINED[name].recipe``).
+    """
+
+    kind: str  # "gru", "gru_attention" or "transformer"
+    model: dict  # config fields that differ from the defaults
+    recipe: dict  # TrainConfig fields that differ from the kind's recipe
+
+
+# The shipped checkpoints in data/checkpoints/: name -> Pretrained(kind, model config, training recipe overrides).
 # "_short" models train on lengths 4-12 only (lesson 08's length-generalization experiment).
 PRETRAINED = {
-    "gru": ("gru", {}, {}),
-    "gru_attention": ("gru_attention", {}, {}),
-    "transformer": ("transformer", {}, {}),
-    "gru_attention_short": ("gru_attention", {}, {"max_len": 12}),
-    "transformer_short": ("transformer", {}, {"max_len": 12}),
+    "gru": Pretrained("gru", {}, {}),
+    "gru_attention": Pretrained("gru_attention", {}, {}),
+    "transformer": Pretrained("transformer", {}, {}),
+    "gru_attention_short": Pretrained("gru_attention", {}, {"max_len": 12}),
+    "transformer_short": Pretrained("transformer", {}, {"max_len": 12}),
     # randomized positions need a longer run to fit lengths 4-12 (>= 98% exact): 4,000 steps of 256 sequences
-    "transformer_short_rpe": (
+    "transformer_short_rpe": Pretrained(
         "transformer",
         {"random_positions": 64},
         {"max_len": 12, "steps": 4000, "lr": 1.5e-2, "warmup_steps": 100, "batch_size": 256},
     ),
     # the control for transformer_short_rpe: plain positions, the same run, every one of its steps
-    "transformer_short_long": (
+    "transformer_short_long": Pretrained(
         "transformer",
         {},
         {"max_len": 12, "steps": 4000, "lr": 1.5e-2, "warmup_steps": 100, "batch_size": 256, "target_exact": None},
     ),
 }
+
+
+def train_pretrained(name: str, seed: int = 0):
+    """Train the model of a shipped checkpoint again: ``(model, TrainResult)``, the model in eval mode.
+
+    ``env.set_seed(seed)``, then ``build_model`` with ``PRETRAINED[name]``'s config, trained with its recipe and
+    batches seeded by ``seed`` (``training.recipe(kind, **recipe, seed=seed)``). Seed 0 is how the shipped file was
+    made: ``python -m course_utils.reversal.checkpoints --write-checkpoints DIR`` calls this. Other seeds are the
+    same experiment run again (``benchmarks/claims.py``).
+
+    Introduced in notebooks/08_transformer_reversal.ipynb.
+    """
+    validate.one_of("name", name, PRETRAINED)
+    seed = validate.nonnegative_int("seed", seed)
+    kind, model_config, overrides = PRETRAINED[name]
+    env.set_seed(seed)
+    model = build_model(kind, **model_config)
+    result = training.train(model, training.recipe(kind, **{**overrides, "seed": seed}), progress=False)
+    return model, result
 
 
 def _kind_of(model) -> str:
@@ -198,11 +238,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="*", choices=sorted(PRETRAINED), help="train only these")
     args = parser.parse_args(argv)
     for name in args.only or PRETRAINED:
-        kind, config, overrides = PRETRAINED[name]
-        cfg = training.recipe(kind, **overrides)
-        env.set_seed(cfg.seed)
-        model = build_model(kind, **config)
-        result = training.train(model, cfg, progress=False)
+        model, result = train_pretrained(name)
         digest = save_checkpoint(model, args.write_checkpoints / f"{name}.pt")
         print(f"{digest}  {name}.pt  ({result.steps} steps, validation exact {result.val_exact:.4g})", flush=True)
     return 0

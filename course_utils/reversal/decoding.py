@@ -15,7 +15,16 @@ import torch
 from course_utils import _validation as validate
 from course_utils.data import BOS, EOS, PAD, check_token_ids
 
-__all__ = ["Seq2Seq", "check_source", "greedy_decode", "mirror_shares"]
+__all__ = [
+    "Seq2Seq",
+    "check_source",
+    "check_decoder_input",
+    "as_config",
+    "greedy_decode",
+    "greedy_decode_one",
+    "RecomputePrefix",
+    "mirror_shares",
+]
 
 
 @runtime_checkable
@@ -57,14 +66,29 @@ def check_source(src, src_lengths) -> None:
         raise ValueError(f"src_lengths must lie in [1, src_len={src.shape[1]}] but are {src_lengths.tolist()}")
 
 
-def _check_decoder_input(decoder_input, batch: int) -> None:
+def check_decoder_input(decoder_input, batch: int) -> None:
+    """Validate a teacher-forcing input: LongTensor (batch, tgt_len) of token ids; ``ValueError`` names the shapes.
+
+    What every model's ``forward`` checks before decoding (lesson 08's ``MyTransformer`` too).
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    batch = validate.nonnegative_int("batch", batch)
     validate.integer_tensor("decoder_input", decoder_input)
     if decoder_input.dim() != 2 or decoder_input.shape[0] != batch:
         raise ValueError(f"decoder_input must be (batch={batch}, tgt_len) but has shape {tuple(decoder_input.shape)}")
     check_token_ids(decoder_input, "decoder_input")
 
 
-def _config(cfg, config_cls):
+def as_config(cfg, config_cls):
+    """``cfg`` if it is a ``config_cls``, the defaults ``config_cls()`` if it is None, else a ``TypeError``.
+
+    How the models take their sizes: ``GRUEncoder(cfg)``, ``TransformerSeq2Seq(cfg)``.
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    if not isinstance(config_cls, type):
+        raise TypeError(f"config_cls must be a config class such as GRUConfig but is {validate.describe(config_cls)}")
     if cfg is None:
         return config_cls()
     if not isinstance(cfg, config_cls):
@@ -138,6 +162,62 @@ def greedy_decode(model: Seq2Seq, src, src_lengths, max_steps: int | None = None
         return result, None
     # steps x (batch, [heads,] src_len) -> (batch, [heads,] steps, src_len)
     return result, torch.stack(all_weights, dim=-2)
+
+
+def greedy_decode_one(model: Seq2Seq, src, max_steps: int | None = None):
+    """Greedy decoding of one source row: :func:`greedy_decode` on a batch of one, trimmed after EOS.
+
+    Parameters
+    ----------
+    model : a :class:`Seq2Seq`
+    src : LongTensor (src_len,), one sequence of token ids (no padding)
+    max_steps : int, optional. Most output tokens (default ``src_len + 2``).
+
+    Returns
+    -------
+    tokens : LongTensor (steps,), every step's argmax, EOS included if it came within ``max_steps``
+    weights : (steps, src_len) for the GRU with attention, (heads, steps, src_len) for a Transformer, or None
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    validate.torch_tensor("src", src)
+    if src.dim() != 1 or src.shape[0] == 0:
+        raise ValueError(f"src must be one non-empty sequence (src_len,) but has shape {tuple(src.shape)}")
+    lengths = torch.tensor([src.shape[0]], device=src.device)
+    tokens, weights = greedy_decode(model, src[None], lengths, max_steps=max_steps, return_attention=True)
+    # a batch of one stops at its EOS, so no PAD follows it: the row is the answer
+    return tokens[0], (None if weights is None else weights[0])
+
+
+class RecomputePrefix:
+    """The decoding contract for a model whose ``forward(src, src_lengths, decoder_input, return_attention)``
+    reads a whole prefix: each step re-runs the model on the prefix so far (no cache).
+
+    Gives ``init_state`` and ``decode_step`` (:class:`Seq2Seq`) from ``forward`` alone, so :func:`greedy_decode`
+    and ``training.evaluate`` work on it. Lesson 08's ``MyTransformer`` inherits it::
+
+        class MyTransformer(decoding.RecomputePrefix, nn.Module): ...
+
+    ``decode_step`` returns the last step's cross-attention, ``weights[..., -1, :]``: (batch, heads, src_len) for
+    weights (batch, heads, tgt_len, src_len); ``None`` when ``forward`` returns no weights.
+
+    Introduced in notebooks/08_transformer_reversal.ipynb.
+    """
+
+    def init_state(self, src, src_lengths, max_steps: int | None = None):
+        """The source and an empty prefix (batch, 0); ``max_steps`` is part of the contract and not needed here."""
+        check_source(src, src_lengths)
+        if max_steps is not None:
+            validate.positive_int("max_steps", max_steps)
+        empty = torch.zeros(src.shape[0], 0, dtype=torch.long, device=src.device)
+        return {"src": src, "src_lengths": src_lengths, "tokens": empty}
+
+    def decode_step(self, state, tokens):
+        """Append ``tokens`` (batch,) to the prefix and run the model on it: (logits (batch, vocab), state, weights)."""
+        prefix = torch.cat([state["tokens"], tokens[:, None]], dim=1)  # (batch, t) -> (batch, t + 1)
+        logits, weights = self(state["src"], state["src_lengths"], prefix, return_attention=True)
+        last = None if weights is None else weights[..., -1, :]  # this step's cross-attention
+        return logits[:, -1], {**state, "tokens": prefix}, last
 
 
 def mirror_shares(weights, src_lengths, per_head: bool = False) -> dict:

@@ -21,16 +21,18 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from course_utils import _validation as validate
 from course_utils import masks
 from course_utils.data import PAD, VOCAB_SIZE
-from course_utils.reversal.decoding import _check_decoder_input, _config, check_source
+from course_utils.reversal.decoding import as_config, check_decoder_input, check_source
 
 __all__ = [
     "GRUConfig",
     "additive_scores",
     "concat_linear_scores",
     "AdditiveAttention",
+    "gru_step",
     "GRUEncoder",
     "GRUSeq2Seq",
     "AttentionGRUSeq2Seq",
+    "attention_decoder_step",
 ]
 
 
@@ -162,6 +164,59 @@ class AdditiveAttention(nn.Module):
         return context, weights
 
 
+def gru_step(x, h, weight_ih, weight_hh, bias_ih, bias_hh):
+    """One GRU step, as ``nn.GRUCell`` computes it (PyTorch's equations)::
+
+        r  = sigmoid(W_ir x + b_ir + W_hr h + b_hr)          reset gate
+        z  = sigmoid(W_iz x + b_iz + W_hz h + b_hz)          update gate
+        n  = tanh(W_in x + b_in + r * (W_hn h + b_hn))       candidate (the reset gate scales the state's part only)
+        h' = (1 - z) * n + z * h
+
+    Parameters
+    ----------
+    x : (batch, d_in)
+    h : (batch, d_hidden)
+    weight_ih : (3 * d_hidden, d_in), weight_hh : (3 * d_hidden, d_hidden): the reset, update and candidate rows
+        stacked in that order (``GRUCell.weight_ih`` / ``weight_hh``).
+    bias_ih, bias_hh : (3 * d_hidden,), or None for a cell without biases.
+
+    Returns
+    -------
+    h_new : (batch, d_hidden)
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    validate.torch_floats(x=x, h=h, weight_ih=weight_ih, weight_hh=weight_hh)
+    if x.dim() != 2 or h.dim() != 2 or x.shape[0] != h.shape[0]:
+        raise ValueError(
+            f"x must be (batch, d_in) and h (batch, d_hidden) but have shapes {tuple(x.shape)} and {tuple(h.shape)}"
+        )
+    d_in, d_hidden = x.shape[1], h.shape[1]
+    for name, weight, width, what in (
+        ("weight_ih", weight_ih, d_in, "d_in"),
+        ("weight_hh", weight_hh, d_hidden, "d_hidden"),
+    ):
+        if tuple(weight.shape) != (3 * d_hidden, width):
+            raise ValueError(
+                f"{name} must be (3 * d_hidden, {what}) = ({3 * d_hidden}, {width}) but has shape {tuple(weight.shape)}"
+            )
+    for name, bias in (("bias_ih", bias_ih), ("bias_hh", bias_hh)):
+        if bias is not None:
+            validate.torch_floats(**{name: bias})
+            if tuple(bias.shape) != (3 * d_hidden,):
+                raise ValueError(
+                    f"{name} must be (3 * d_hidden,) = ({3 * d_hidden},) or None but has shape {tuple(bias.shape)}"
+                )
+    gi = torch.nn.functional.linear(x, weight_ih, bias_ih)  # (batch, d_in) -> (batch, 3 * d_hidden)
+    gh = torch.nn.functional.linear(h, weight_hh, bias_hh)  # (batch, d_hidden) -> (batch, 3 * d_hidden)
+    i_r, i_z, i_n = gi.chunk(3, dim=-1)  # 3 x (batch, d_hidden)
+    h_r, h_z, h_n = gh.chunk(3, dim=-1)
+    r = torch.sigmoid(i_r + h_r)
+    z = torch.sigmoid(i_z + h_z)
+    n = torch.tanh(i_n + r * h_n)
+    return (1 - z) * n + z * h
+
+
 class GRUEncoder(nn.Module):
     """Bidirectional GRU over the padded source (packed, so padding never enters the states).
 
@@ -173,7 +228,7 @@ class GRUEncoder(nn.Module):
 
     def __init__(self, cfg: GRUConfig | None = None):
         super().__init__()
-        cfg = _config(cfg, GRUConfig)
+        cfg = as_config(cfg, GRUConfig)
         self.embed = nn.Embedding(cfg.vocab, cfg.d_embed, padding_idx=PAD)
         self.rnn = nn.GRU(cfg.d_embed, cfg.d_encoder, batch_first=True, bidirectional=True)
 
@@ -195,7 +250,7 @@ class GRUSeq2Seq(nn.Module):
 
     def __init__(self, cfg: GRUConfig | None = None):
         super().__init__()
-        self.config = cfg = _config(cfg, GRUConfig)
+        self.config = cfg = as_config(cfg, GRUConfig)
         d_context = 2 * cfg.d_encoder
         self.encoder = GRUEncoder(cfg)
         self.embed = nn.Embedding(cfg.vocab, cfg.d_embed, padding_idx=PAD)
@@ -218,7 +273,7 @@ class GRUSeq2Seq(nn.Module):
 
     def forward(self, src, src_lengths, decoder_input, return_attention: bool = False):
         check_source(src, src_lengths)
-        _check_decoder_input(decoder_input, src.shape[0])
+        check_decoder_input(decoder_input, src.shape[0])
         context, state = self._encode(src, src_lengths)
         logits, _ = self._decode(decoder_input, context, state)
         return (logits, None) if return_attention else logits
@@ -254,7 +309,7 @@ class AttentionGRUSeq2Seq(nn.Module):
 
     def __init__(self, cfg: GRUConfig | None = None):
         super().__init__()
-        self.config = cfg = _config(cfg, GRUConfig)
+        self.config = cfg = as_config(cfg, GRUConfig)
         d_context = 2 * cfg.d_encoder
         self.encoder = GRUEncoder(cfg)
         self.embed = nn.Embedding(cfg.vocab, cfg.d_embed, padding_idx=PAD)
@@ -283,14 +338,12 @@ class AttentionGRUSeq2Seq(nn.Module):
         return {**state, "s": s, "context": context}, weights
 
     def decode_step(self, state, tokens):
-        state, weights = self._step(state, self.embed(tokens))
-        # (batch, d_hidden) + (batch, 2 * d_encoder) -> (batch, d_hidden + 2 * d_encoder) -> (batch, vocab)
-        logits = self.out_proj(torch.cat([state["s"], state["context"]], dim=-1))
-        return logits, state, weights
+        """One free-running step: :func:`attention_decoder_step` on this model."""
+        return attention_decoder_step(self, state, tokens)
 
     def forward(self, src, src_lengths, decoder_input, return_attention: bool = False):
         check_source(src, src_lengths)
-        _check_decoder_input(decoder_input, src.shape[0])
+        check_decoder_input(decoder_input, src.shape[0])
         state = self.init_state(src, src_lengths)
         embedded = self.embed(decoder_input)  # (batch, tgt_len, d_embed), all steps at once
         outputs, all_weights = [], []
@@ -303,3 +356,48 @@ class AttentionGRUSeq2Seq(nn.Module):
         if return_attention:
             return logits, torch.stack(all_weights, dim=1)  # tgt_len x (batch, src_len) -> (batch, tgt_len, src_len)
         return logits
+
+
+def attention_decoder_step(model, state, tokens):
+    """One decoder step of the GRU with additive attention (:class:`AttentionGRUSeq2Seq`'s ``decode_step``).
+
+    Reads the previous output token and the previous context, then attends with the new state::
+
+        s       = cell([embed(tokens); context], s)             (batch, d_hidden)
+        context, weights = attention(s, keys, key_mask, projected_keys)
+        logits  = out_proj([s; context])                          (batch, vocab)
+
+    Parameters
+    ----------
+    model : anything with ``embed``, ``cell`` (a ``GRUCell``), ``attention`` (``AdditiveAttention``'s call) and
+        ``out_proj``: the course's model or the lesson's ``MyAttentionGRU``.
+    state : dict from ``model.init_state``: ``s`` (batch, d_hidden), ``context`` (batch, 2 * d_encoder), ``keys``
+        (batch, src_len, 2 * d_encoder), ``projected_keys`` (batch, src_len, d_attn), ``key_mask`` (batch, src_len).
+    tokens : LongTensor (batch,), the previous output tokens (BOS at the first step).
+
+    Returns
+    -------
+    (logits (batch, vocab), the new state (a new dict: ``s`` and ``context`` replaced), weights (batch, src_len))
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
+    """
+    for part in ("embed", "cell", "attention", "out_proj"):
+        if not callable(getattr(model, part, None)):
+            raise TypeError(
+                f"model must have embed, cell, attention and out_proj (an AttentionGRUSeq2Seq) but "
+                f"{validate.describe(model)} has no {part}"
+            )
+    if not isinstance(state, dict) or not {"s", "context", "keys", "projected_keys", "key_mask"} <= set(state):
+        raise TypeError(
+            "state must be the dict model.init_state(src, src_lengths) returns (s, context, keys, projected_keys, "
+            f"key_mask) but is {validate.describe(state)}"
+        )
+    validate.integer_tensor("tokens", tokens)
+    if tokens.dim() != 1 or tokens.shape[0] != state["s"].shape[0]:
+        raise ValueError(f"tokens must be (batch,) = ({state['s'].shape[0]},) but has shape {tuple(tokens.shape)}")
+    cell_input = torch.cat([model.embed(tokens), state["context"]], dim=-1)  # (batch, d_embed + 2 * d_encoder)
+    s = model.cell(cell_input, state["s"])  # (batch, d_hidden)
+    context, weights = model.attention(s, state["keys"], state["key_mask"], state["projected_keys"])
+    # (batch, d_hidden) + (batch, 2 * d_encoder) -> (batch, d_hidden + 2 * d_encoder) -> (batch, vocab)
+    logits = model.out_proj(torch.cat([s, context], dim=-1))
+    return logits, {**state, "s": s, "context": context}, weights

@@ -39,6 +39,7 @@ __all__ = [
     "EvalResult",
     "sequence_loss",
     "leaky_batch",
+    "lr_factor",
     "make_optimizer",
     "train_step",
     "train",
@@ -229,24 +230,35 @@ def _as_batches(sequences, batch_size: int):
 
 
 @torch.no_grad()
-def evaluate(model, sequences, batch_size: int = 512, device=None) -> EvalResult:
+def evaluate(model, sequences, batch_size: int = 512, device=None, *, decode=None) -> EvalResult:
     """Free-running greedy accuracy on ``sequences`` (a list of token-id tuples, e.g. ``load_split("test")``, or a Batch).
 
     A sequence of length n has n + 1 target tokens (y + EOS). *Token accuracy* counts positions t <= n
     where the decoded token equals the target (a missing or early EOS makes the rest wrong); *exact
     accuracy* counts sequences whose every target token, EOS included, is right.
 
+    ``decode``: a greedy decoder ``(model, src, src_lengths, max_steps) -> tokens (batch, steps <= max_steps)`` used
+    instead of :func:`course_utils.reversal.decoding.greedy_decode` (lesson 08 passes the student's).
+
     Raises ``ValueError`` for an empty input or a token id outside the vocabulary.
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
     _check_model(model)
+    if decode is None:
+        decode = greedy_decode
+    validate.is_callable("decode", decode)
     device = env.get_device(device) if device is not None else next(model.parameters()).device
     per_length: dict[int, list[int]] = {}  # n -> [correct tokens, exact sequences, count]
     for batch in _as_batches(sequences, batch_size):
         batch = batch.to(device)
         tgt_len = batch.target.shape[1]
-        pred = greedy_decode(model, batch.src, batch.src_lengths, max_steps=tgt_len)  # (batch, steps <= tgt_len)
+        pred = decode(model, batch.src, batch.src_lengths, max_steps=tgt_len)  # (batch, steps <= tgt_len)
+        if not isinstance(pred, torch.Tensor) or pred.dim() != 2 or pred.shape[0] != len(batch):
+            shape = tuple(pred.shape) if isinstance(pred, torch.Tensor) else validate.describe(pred)
+            raise ValueError(f"decode must return tokens (batch={len(batch)}, steps) but returned {shape}")
+        if pred.shape[1] > tgt_len:
+            raise ValueError(f"decode returned {pred.shape[1]} steps, more than max_steps={tgt_len}")
         pred = F.pad(pred, (0, tgt_len - pred.shape[1]), value=PAD)  # (batch, tgt_len)
         real = batch.target != PAD  # (batch, tgt_len): the n + 1 scored positions
         correct = (pred == batch.target) & real
@@ -295,13 +307,23 @@ def teacher_forced_accuracy(model, sequences, leak: bool = False, batch_size: in
     return hits / total
 
 
-def _lr_factor(i: int, cfg: TrainConfig) -> float:
-    """Multiplier of ``cfg.lr`` at step ``i`` (0-based): linear warmup, then constant or half-cosine to 0."""
-    if i < cfg.warmup_steps:
-        return (i + 1) / cfg.warmup_steps
-    if not cfg.cosine_decay:
+def lr_factor(step: int, config: TrainConfig) -> float:
+    """Multiplier of ``config.lr`` at optimizer step ``step`` (0-based): linear warm-up, then constant or half-cosine.
+
+    ``(step + 1) / warmup_steps`` during the warm-up (so the first step already moves, at ``lr / warmup_steps``),
+    then ``1`` (``cosine_decay=False``) or ``0.5 * (1 + cos(pi * progress))`` with ``progress`` going from 0 after
+    the warm-up to 1 at ``config.steps`` (and staying there).
+
+    Introduced in notebooks/07_seq2seq_rnn_attention.ipynb (learning-rate warm-up and cosine decay).
+    """
+    step = validate.nonnegative_int("step", step)
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig (e.g. training.recipe(kind)) but is {validate.describe(config)}")
+    if step < config.warmup_steps:
+        return (step + 1) / config.warmup_steps
+    if not config.cosine_decay:
         return 1.0
-    progress = (i - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)
+    progress = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
     return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
 
 
@@ -309,7 +331,7 @@ def make_optimizer(model, config: TrainConfig):
     """``torch.optim.Adam`` over ``model``'s parameters and its learning-rate schedule (``LambdaLR``).
 
     Call ``scheduler.step()`` after each ``optimizer.step()``: step i (0-based) runs at ``lr * factor(i)``,
-    a linear warmup over ``warmup_steps``, then a half cosine to 0 at ``steps`` (or constant).
+    a linear warmup over ``warmup_steps``, then a half cosine to 0 at ``steps`` (or constant): :func:`lr_factor`.
     The first optimizer built in a process imports ``torch._dynamo`` (about a second on one CPU thread).
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
@@ -318,7 +340,7 @@ def make_optimizer(model, config: TrainConfig):
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig (e.g. training.recipe(kind)) but is {validate.describe(config)}")
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, betas=config.betas, foreach=True)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: _lr_factor(i, config))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: lr_factor(i, config))
     return optimizer, scheduler
 
 
@@ -348,6 +370,15 @@ def train_step(model, optimizer, batch: Batch, grad_clip: float | None = 1.0) ->
     return loss.item()
 
 
+def _loss_value(loss) -> float:
+    """What a custom ``step`` returned, as a float: a number or a one-element tensor."""
+    if isinstance(loss, torch.Tensor) and loss.numel() == 1:
+        return loss.item()
+    if isinstance(loss, (int, float)) and not isinstance(loss, bool):
+        return float(loss)
+    raise TypeError(f"step must return the loss as a float (loss.item()) but returned {validate.describe(loss)}")
+
+
 def _validation_set(cfg: TrainConfig) -> list:
     """``cfg.val_size`` validation sequences within the training lengths, spread evenly over the split."""
     pool = [s for s in load_split("val") if cfg.min_len <= len(s) <= cfg.max_len]
@@ -355,7 +386,16 @@ def _validation_set(cfg: TrainConfig) -> list:
     return [pool[i * len(pool) // n] for i in range(n)]  # evenly spaced: every length keeps its share
 
 
-def train(model, config: TrainConfig | None = None, val=None, progress: bool = True, device=None) -> TrainResult:
+def train(
+    model,
+    config: TrainConfig | None = None,
+    val=None,
+    progress: bool = True,
+    device=None,
+    *,
+    step=None,
+    decode=None,
+) -> TrainResult:
     """Train ``model`` in place on fresh random batches; return a :class:`TrainResult`.
 
     Parameters
@@ -366,8 +406,12 @@ def train(model, config: TrainConfig | None = None, val=None, progress: bool = T
         sequences of ``load_split("val")`` within ``config``'s lengths).
     progress : bool. Show a tqdm bar with the loss.
     device : torch.device, optional (default ``env.get_device()``)
+    step : a function ``(model, optimizer, batch) -> float`` (the loss) used instead of :func:`train_step` (lesson 08
+        passes the student's). Then ``config.grad_clip`` is not applied by ``train``: clipping is the step's business.
+    decode : a greedy decoder ``(model, src, src_lengths, max_steps) -> tokens (batch, steps)`` used for validation
+        instead of :func:`course_utils.reversal.decoding.greedy_decode` (passed on to :func:`evaluate`).
 
-    Every step is :func:`train_step`; validation (free-running exact accuracy) runs every ``eval_every``
+    Every step is :func:`train_step` (or ``step``); validation (free-running exact accuracy) runs every ``eval_every``
     steps once the training loss is below ``eval_below_loss``, and at the end. With ``OMP_NUM_THREADS=1``
     two runs with the same seed take the same steps and give the same weights, as long as the time budget
     does not bind.
@@ -379,6 +423,10 @@ def train(model, config: TrainConfig | None = None, val=None, progress: bool = T
         raise TypeError(f"config must be a TrainConfig (e.g. training.recipe(kind)) but is {validate.describe(config)}")
     cfg = config or TrainConfig()
     progress = validate.boolean("progress", progress)
+    if step is not None:
+        validate.is_callable("step", step)
+    if decode is not None:
+        validate.is_callable("decode", decode)
     device = env.get_device(device)
     model.to(device).train()
     torch.manual_seed(cfg.seed)  # randomized positions and dropout draw from torch's generator
@@ -389,29 +437,32 @@ def train(model, config: TrainConfig | None = None, val=None, progress: bool = T
     result = TrainResult(steps=0, seconds=0.0)
     start = time.perf_counter()
     bar = tqdm(range(1, cfg.steps + 1), disable=not progress, desc=type(model).__name__, leave=True)
-    for step in bar:
+    for i in bar:
         batch = next(sampler)
         if cfg.leak:
             batch = leaky_batch(batch)
-        loss = train_step(model, optimizer, batch.to(device), cfg.grad_clip)
+        if step is None:
+            loss = train_step(model, optimizer, batch.to(device), cfg.grad_clip)
+        else:
+            loss = _loss_value(step(model, optimizer, batch.to(device)))
         scheduler.step()
         result.losses.append(loss)
-        result.steps = step
+        result.steps = i
         if not math.isfinite(loss):
-            raise FloatingPointError(f"loss became {loss} at step {step}; lower lr")
+            raise FloatingPointError(f"loss became {loss} at step {i}; lower lr")
         elapsed = time.perf_counter() - start
         out_of_time = cfg.time_budget_s is not None and elapsed >= cfg.time_budget_s
-        due = step % cfg.eval_every == 0 and loss < cfg.eval_below_loss
-        if due or step == cfg.steps or out_of_time:
-            val_exact = evaluate(model, val, device=device).exact_accuracy if val else float("nan")
+        due = i % cfg.eval_every == 0 and loss < cfg.eval_below_loss
+        if due or i == cfg.steps or out_of_time:
+            val_exact = evaluate(model, val, device=device, decode=decode).exact_accuracy if val else float("nan")
             model.train()
             elapsed = time.perf_counter() - start
-            result.history.append((step, elapsed, val_exact))
+            result.history.append((i, elapsed, val_exact))
             bar.set_postfix(loss=f"{loss:.3f}", val_exact=f"{val_exact:.3f}")
             if cfg.target_exact is not None and val_exact >= cfg.target_exact:
                 result.stopped_because = "target"
                 break
-        elif step % 10 == 0:
+        elif i % 10 == 0:
             bar.set_postfix(loss=f"{loss:.3f}")
         if out_of_time:
             result.stopped_because = "time_budget"

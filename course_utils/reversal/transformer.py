@@ -23,7 +23,7 @@ from course_utils import masks
 from course_utils._validation import check_heads
 from course_utils.attention import MultiHeadAttention
 from course_utils.data import VOCAB_SIZE
-from course_utils.reversal.decoding import _check_decoder_input, _config, check_source
+from course_utils.reversal.decoding import as_config, check_decoder_input, check_source
 
 __all__ = [
     "TransformerConfig",
@@ -116,17 +116,20 @@ class FeedForward(nn.Sequential):
 class EncoderLayer(nn.Module):
     """Pre-norm: ``x + SelfAttention(LN(x))``, then ``x + FFN(LN(x))``.
 
-    ``forward(x, mask)`` with x ``(batch, src_len, d_model)`` and mask ``(batch, 1, 1, src_len)`` (True = may attend).
+    ``EncoderLayer(d_model, num_heads, d_ff, dropout=0.0)`` (``dropout`` on the attention weights). ``forward(x,
+    mask)`` with x ``(batch, src_len, d_model)`` and mask ``(batch, 1, 1, src_len)`` (True = may attend) returns the
+    new x ``(batch, src_len, d_model)``. Parameters: ``norm1``, ``self_attn``, ``norm2``, ``ffn``.
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
     """
 
-    def __init__(self, cfg: TransformerConfig | None = None):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
-        cfg = _config(cfg, TransformerConfig)
-        self.norm1, self.norm2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, dropout=cfg.dropout)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
+        check_heads(d_model, num_heads)
+        d_ff, dropout = validate.positive_int("d_ff", d_ff), validate.probability("dropout", dropout)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.ffn = FeedForward(d_model, d_ff)
 
     def forward(self, x, mask):
         h = self.norm1(x)
@@ -137,20 +140,22 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     """Pre-norm: causal self-attention, cross-attention to the encoder output, feed-forward.
 
-    ``forward(x, memory, self_mask, cross_mask, need_weights)`` with x ``(batch, tgt_len, d_model)`` and memory
-    ``(batch, src_len, d_model)`` returns the new x and the cross-attention weights
-    ``(batch, heads, tgt_len, src_len)`` (``None`` unless ``need_weights``).
+    ``DecoderLayer(d_model, num_heads, d_ff, dropout=0.0)``. ``forward(x, memory, self_mask, cross_mask,
+    need_weights)`` with x ``(batch, tgt_len, d_model)`` and memory ``(batch, src_len, d_model)`` returns the new x
+    and the cross-attention weights ``(batch, heads, tgt_len, src_len)`` (``None`` unless ``need_weights``).
+    Parameters: ``norm1``, ``self_attn``, ``norm2``, ``cross_attn``, ``norm3``, ``ffn``.
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
     """
 
-    def __init__(self, cfg: TransformerConfig | None = None):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
-        cfg = _config(cfg, TransformerConfig)
-        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, dropout=cfg.dropout)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, dropout=cfg.dropout)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
+        check_heads(d_model, num_heads)
+        d_ff, dropout = validate.positive_int("d_ff", d_ff), validate.probability("dropout", dropout)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.ffn = FeedForward(d_model, d_ff)
 
     def forward(self, x, memory, self_mask, cross_mask, need_weights: bool = False):
         h = self.norm1(x)
@@ -178,13 +183,14 @@ class TransformerSeq2Seq(nn.Module):
 
     def __init__(self, cfg: TransformerConfig | None = None):
         super().__init__()
-        self.config = cfg = _config(cfg, TransformerConfig)
+        self.config = cfg = as_config(cfg, TransformerConfig)
         self.src_embed = nn.Embedding(cfg.vocab, cfg.d_model)  # N(0, 1) init, like nn.Embedding's default
         self.tgt_embed = nn.Embedding(cfg.vocab, cfg.d_model)
         table_size = max(cfg.num_positions, cfg.random_positions)
         self.register_buffer("pe", sinusoidal_positions(table_size, cfg.d_model), persistent=False)
-        self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.num_layers))
-        self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.num_layers))
+        sizes = (cfg.d_model, cfg.num_heads, cfg.d_ff, cfg.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(*sizes) for _ in range(cfg.num_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(*sizes) for _ in range(cfg.num_layers))
         self.encoder_norm, self.decoder_norm = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.out_proj = nn.Linear(cfg.d_model, cfg.vocab)
 
@@ -248,7 +254,7 @@ class TransformerSeq2Seq(nn.Module):
 
     def forward(self, src, src_lengths, decoder_input, return_attention: bool = False):
         check_source(src, src_lengths)
-        _check_decoder_input(decoder_input, src.shape[0])
+        check_decoder_input(decoder_input, src.shape[0])
         ids = self.position_ids(src_lengths, max(src.shape[1], decoder_input.shape[1]))  # one draw for both
         memory = self.encode(src, src_lengths, ids)
         logits, weights = self.decode(decoder_input, memory, src_lengths, ids, return_attention)

@@ -24,12 +24,12 @@ pytestmark = pytest.mark.browser
 NOTEBOOK = "explorer_scratch.ipynb"
 ROLE_STEPS = 60  # training steps of the scratch role model (deterministic: seed 0, one thread)
 CELLS = [
-    "from course_utils import explorer, heads\n"
-    "from course_utils.reversal import checkpoints\n"
+    "from course_utils import role_task\n"
+    "from course_utils.reversal import checkpoints, views\n"
     'transformer = checkpoints.load_pretrained("transformer")\n'
-    'explorer.explore_seq2seq(transformer, ["abcdefg", "hij"])',
-    f"role_model, _ = heads.train_role_model(steps={ROLE_STEPS}, seed=0)\n"
-    "explorer.explore_role_model(role_model, num_examples=3)",
+    'views.explore_seq2seq(transformer, ["abcdefg", "hij"])',
+    f"role_model, _ = role_task.train_role_model(steps={ROLE_STEPS}, seed=0)\n"
+    "role_task.explore_role_model(role_model, num_examples=3)",
 ]
 EXPLORER = ".jp-NotebookPanel:not(.lm-mod-hidden) .attn-explorer"
 CELLS_JS = """cells => cells.map(c => [+c.dataset.layer, +c.dataset.head, +c.dataset.key,
@@ -111,7 +111,7 @@ def test_clicked_query_shows_the_transformers_weights(page, explorer_lab, screen
     expected = cross_attention("abcdefg")[:, 4, :]  # query 4: the step that writes "c"
     shown = _shown_weights(page, first, heads=4, keys=7)
     np.testing.assert_allclose(shown[0], expected, atol=1e-5)
-    assert first.locator(".attn-query-info").inner_text().endswith("outputs c")
+    assert first.locator(".attn-query-info").inner_text() == "query 4: writes c, reads d"
 
     text_box = first.locator(".widget-text input")
     text_box.fill("jabba")
@@ -128,15 +128,15 @@ def test_clicked_query_shows_the_transformers_weights(page, explorer_lab, screen
 def test_clicked_query_shows_the_role_models_weights(page, explorer_lab, screenshot_dir):
     import torch
 
-    from course_utils import explorer, heads
+    from course_utils import role_task
 
     _open_and_run(page, explorer_lab)
     second = page.locator(EXPLORER).nth(1)
     second.locator(".attn-query-7").click()
     page.wait_for_selector(f'{EXPLORER} table.attn-weights[data-view="self-attention"][data-query="7"]')
     text = second.locator(".widget-text input").input_value()
-    model, _ = heads.train_role_model(steps=ROLE_STEPS, seed=0)
-    ids = explorer.parse_role_sequence(text, model.config)
+    model, _ = role_task.train_role_model(steps=ROLE_STEPS, seed=0)
+    ids = role_task.parse_role_sequence(text, model.config)
     with torch.no_grad():
         _, weights = model(torch.tensor([ids]))  # (1, heads, seq_len, seq_len)
     shown = _shown_weights(page, second, heads=model.config.num_heads, keys=len(ids))

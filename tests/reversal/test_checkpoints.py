@@ -258,3 +258,53 @@ def test_rpe_checkpoint_fits_its_training_lengths():
     model = checkpoints.load_pretrained("transformer_short_rpe")
     inside = [s for s in data.load_split("test") if len(s) <= 12]
     assert training.evaluate(model, inside).exact_accuracy >= 0.98
+
+
+# ---- train_pretrained: the recipe of a shipped file, run again -------------------------------------------------------
+
+
+def _tiny(monkeypatch):
+    tiny = checkpoints.Pretrained("gru_attention", {"d_embed": 8, "d_hidden": 8}, {"steps": 3, "batch_size": 8})
+    monkeypatch.setitem(checkpoints.PRETRAINED, "tiny", tiny)
+    return tiny
+
+
+def test_train_pretrained_is_what_the_cli_did_before(monkeypatch):
+    """Seed 0 repeats the old CLI's steps exactly: recipe, env.set_seed(cfg.seed), build, train."""
+    from course_utils import env
+    from course_utils.reversal import training
+
+    kind, config, overrides = _tiny(monkeypatch)
+    cfg = training.recipe(kind, **overrides)
+    env.set_seed(cfg.seed)
+    by_hand = checkpoints.build_model(kind, **config)
+    by_hand_run = training.train(by_hand, cfg, progress=False)
+    model, run = checkpoints.train_pretrained("tiny")
+    assert run.losses == by_hand_run.losses and not model.training
+    for (name, a), b in zip(model.state_dict().items(), by_hand.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    other, other_run = checkpoints.train_pretrained("tiny", seed=1)  # another seed: another init and other batches
+    assert other_run.losses != run.losses
+    assert not torch.equal(other.cell.weight_ih, model.cell.weight_ih)
+
+
+def test_train_pretrained_refuses_unknown_names_and_the_cli_calls_it(monkeypatch, tmp_path):
+    with pytest.raises(ValueError, match="name must be one of"):
+        checkpoints.train_pretrained("gpt")
+    with pytest.raises(ValueError, match="seed must be a non-negative int"):
+        checkpoints.train_pretrained("gru", seed=-1)
+    called = []
+    monkeypatch.setattr(checkpoints, "train_pretrained", lambda name: called.append(name) or (small("gru"), _Run()))
+    monkeypatch.setattr(checkpoints, "save_checkpoint", lambda model, path: "digest")
+    assert checkpoints.main(["--write-checkpoints", str(tmp_path), "--only", "gru", "transformer"]) == 0
+    assert called == ["gru", "transformer"]
+
+
+class _Run:
+    steps, val_exact = 1, 1.0
+
+
+def test_pretrained_entries_are_named_tuples():
+    for name, entry in checkpoints.PRETRAINED.items():
+        assert isinstance(entry, checkpoints.Pretrained) and entry == (entry.kind, entry.model, entry.recipe), name
+    assert checkpoints.PRETRAINED["transformer_short_rpe"].recipe["steps"] == 4000

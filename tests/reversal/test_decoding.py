@@ -7,7 +7,7 @@ import torch
 from _models import small  # tests/reversal/_models.py
 
 from course_utils import data
-from course_utils.reversal import decoding
+from course_utils.reversal import checkpoints, decoding, training
 
 KINDS = ["gru", "gru_attention", "transformer"]
 
@@ -252,3 +252,91 @@ def test_mirror_shares_refuses_bad_input():
         decoding.mirror_shares(w, torch.tensor([2, 2]), per_head="yes")
     with pytest.raises(ValueError, match="no step writes a symbol"):
         decoding.mirror_shares(w, torch.tensor([0, 0]))
+
+
+# ------------------------------------------------------------------------------- greedy_decode_one, RecomputePrefix
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_greedy_decode_one_is_row_zero_of_the_batched_decode(kind):
+    model = checkpoints.load_pretrained(kind)
+    src = torch.tensor(data.encode("abcdefg"))
+    tokens, weights = decoding.greedy_decode_one(model, src)
+    batched, batched_weights = decoding.greedy_decode(model, src[None], torch.tensor([7]), return_attention=True)
+    assert torch.equal(tokens, batched[0]) and tokens.dim() == 1
+    if kind == "gru":
+        assert weights is None and batched_weights is None
+    else:
+        assert torch.equal(weights, batched_weights[0])
+        assert weights.shape == ((8, 7) if kind == "gru_attention" else (4, 8, 7))
+    if kind != "gru":  # the shipped attention models reverse it and stop at EOS
+        assert data.decode(tokens) == "gfedcba" and int(tokens[-1]) == data.EOS
+
+
+def test_greedy_decode_one_stops_at_max_steps_before_eos():
+    model = checkpoints.load_pretrained("gru_attention")
+    tokens, weights = decoding.greedy_decode_one(model, torch.tensor(data.encode("abcdefghij")), max_steps=4)
+    assert data.decode(tokens) == "jihg" and tokens.shape == (4,) and weights.shape == (4, 10)
+    with pytest.raises(ValueError, match=r"src must be one non-empty sequence \(src_len,\)"):
+        decoding.greedy_decode_one(model, torch.tensor([data.encode("abc")]))
+    with pytest.raises(TypeError, match="src must be a torch.Tensor"):
+        decoding.greedy_decode_one(model, data.encode("abc"))
+
+
+class _Recompute(decoding.RecomputePrefix, torch.nn.Module):
+    """A lesson-style model: forward only; the decoding contract comes from RecomputePrefix."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, src, src_lengths, decoder_input, return_attention=False):
+        return self.inner(src, src_lengths, decoder_input, return_attention=return_attention)
+
+
+@torch.no_grad()
+def test_recompute_prefix_decodes_like_the_course_transformer(batch):
+    course = checkpoints.load_pretrained("transformer")
+    mine = _Recompute(course).eval()
+    assert isinstance(mine, decoding.Seq2Seq)
+    out, weights = decoding.greedy_decode(mine, batch.src, batch.src_lengths, return_attention=True)
+    expected, expected_weights = decoding.greedy_decode(course, batch.src, batch.src_lengths, return_attention=True)
+    assert torch.equal(out, expected)
+    torch.testing.assert_close(weights, expected_weights)
+    # by hand: the first step reads BOS alone
+    state = mine.init_state(batch.src, batch.src_lengths)
+    logits, state, last = mine.decode_step(state, torch.full((3,), data.BOS))
+    assert state["tokens"].shape == (3, 1) and last.shape == (3, course.config.num_heads, 10)
+    assert torch.equal(logits.argmax(-1), expected[:, 0])
+    assert training.evaluate(mine, batch).exact_accuracy == training.evaluate(course, batch).exact_accuracy
+
+
+def test_recompute_prefix_passes_no_weights_through_and_checks_the_source(batch):
+    class NoWeights(decoding.RecomputePrefix, torch.nn.Module):
+        def forward(self, src, src_lengths, decoder_input, return_attention=False):
+            logits = torch.zeros(src.shape[0], decoder_input.shape[1], data.VOCAB_SIZE)
+            return (logits, None) if return_attention else logits
+
+    state = NoWeights().init_state(batch.src, batch.src_lengths)
+    assert NoWeights().decode_step(state, torch.ones(3, dtype=torch.long))[2] is None
+    with pytest.raises(ValueError, match="src_lengths must lie in"):
+        NoWeights().init_state(batch.src, torch.tensor([0, 1, 2]))
+    with pytest.raises(ValueError, match="max_steps must be a positive int"):
+        NoWeights().init_state(batch.src, batch.src_lengths, max_steps=0)
+
+
+def test_public_contract_helpers():
+    from course_utils.reversal import rnn
+
+    decoding.check_decoder_input(torch.ones(2, 4, dtype=torch.long), 2)
+    with pytest.raises(ValueError, match=r"decoder_input must be \(batch=3, tgt_len\)"):
+        decoding.check_decoder_input(torch.ones(2, 4, dtype=torch.long), 3)
+    with pytest.raises(ValueError, match="decoder_input holds token ids outside"):
+        decoding.check_decoder_input(torch.full((2, 4), 99), 2)
+    assert decoding.as_config(None, rnn.GRUConfig) == rnn.GRUConfig()
+    cfg = rnn.GRUConfig(d_embed=8)
+    assert decoding.as_config(cfg, rnn.GRUConfig) is cfg
+    with pytest.raises(TypeError, match="cfg must be a GRUConfig"):
+        decoding.as_config({"d_embed": 8}, rnn.GRUConfig)
+    with pytest.raises(TypeError, match="config_cls must be a config class"):
+        decoding.as_config(None, "GRUConfig")

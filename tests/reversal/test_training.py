@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import data, env
-from course_utils.reversal import checkpoints, training
+from course_utils.reversal import checkpoints, decoding, training
 
 
 class _Oracle(torch.nn.Module):
@@ -102,10 +102,10 @@ def test_recipes_and_schedule():
     with pytest.raises(ValueError, match="kind must be one of"):
         training.recipe("lstm")
     cfg = training.TrainConfig(steps=100, warmup_steps=10)
-    factors = [training._lr_factor(i, cfg) for i in range(101)]
+    factors = [training.lr_factor(i, cfg) for i in range(101)]
     assert factors[0] == pytest.approx(0.1) and factors[9] == 1.0 and factors[100] == 0.0
     assert all(a >= b for a, b in zip(factors[9:], factors[10:], strict=False))  # decays monotonically
-    assert training._lr_factor(55, cfg) == pytest.approx(0.5)
+    assert training.lr_factor(55, cfg) == pytest.approx(0.5)
 
 
 def _tiny_run(**overrides):
@@ -164,8 +164,72 @@ def test_make_optimizer_schedules_warmup_then_cosine():
         lrs.append(optimizer.param_groups[0]["lr"])
         optimizer.step()
         scheduler.step()
-    assert lrs == pytest.approx([0.5 * training._lr_factor(i, cfg) for i in range(41)])
+    assert lrs == pytest.approx([0.5 * training.lr_factor(i, cfg) for i in range(41)])
     assert lrs[0] == pytest.approx(0.05) and lrs[9] == pytest.approx(0.5) and lrs[40] == pytest.approx(0.0)
+
+
+def test_lr_factor_is_public_and_checked():
+    cfg = training.TrainConfig(steps=20, warmup_steps=10, cosine_decay=False)
+    assert [training.lr_factor(i, cfg) for i in (0, 4, 9, 10, 19, 500)] == pytest.approx([0.1, 0.5, 1, 1, 1, 1])
+    cfg = training.recipe("gru_attention")  # 300 steps, warm-up 10: lesson 07's first step runs at lr / 10
+    assert training.lr_factor(0, cfg) * cfg.lr == pytest.approx(0.0015)
+    assert training.lr_factor(cfg.steps, cfg) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="step must be a non-negative int"):
+        training.lr_factor(-1, cfg)
+    with pytest.raises(TypeError, match="config must be a TrainConfig"):
+        training.lr_factor(0, {"lr": 1.0})
+
+
+def test_train_takes_a_custom_step_and_decoder():
+    """step= replaces train_step (the same step gives the same run); decode= replaces greedy_decode in validation."""
+    calls = {"step": 0, "decode": 0}
+
+    def my_step(model, optimizer, batch):
+        calls["step"] += 1
+        return training.train_step(model, optimizer, batch, grad_clip=1.0)
+
+    def my_decode(model, src, src_lengths, max_steps):
+        calls["decode"] += 1
+        return decoding.greedy_decode(model, src, src_lengths, max_steps=max_steps)
+
+    _, plain = _tiny_run(target_exact=None)
+    env.set_seed(0)
+    model = checkpoints.build_model("gru", d_embed=8, d_encoder=8, d_hidden=8)
+    cfg = training.TrainConfig(steps=6, batch_size=8, max_len=6, eval_every=3, eval_below_loss=1e9, target_exact=None)
+    mine = training.train(model, cfg, val=SEQUENCES[:2], progress=False, step=my_step, decode=my_decode)
+    assert calls == {"step": 6, "decode": 2}  # one validation decode at step 3 and one at step 6
+    assert mine.losses == plain.losses
+    assert [(i, v) for i, _, v in mine.history] == [(i, v) for i, _, v in plain.history]
+
+
+def test_train_refuses_a_step_that_returns_no_loss_and_evaluate_a_bad_decoder():
+    env.set_seed(0)
+    model = checkpoints.build_model("gru", d_embed=8, d_encoder=8, d_hidden=8)
+    cfg = training.TrainConfig(steps=2, batch_size=4, max_len=6, target_exact=None)
+    with pytest.raises(TypeError, match="step must return the loss as a float"):
+        training.train(model, cfg, val=[], progress=False, step=lambda m, o, b: None)
+    with pytest.raises(TypeError, match="step must be a function"):
+        training.train(model, cfg, val=[], progress=False, step="train_step")
+    seen = []
+    tensor_loss = training.train(
+        model, cfg, val=[], progress=False, step=lambda m, o, b: (seen.append(1), o.step(), torch.tensor(0.5))[-1]
+    )
+    assert tensor_loss.losses == [0.5, 0.5] and len(seen) == 2
+    oracle = _Oracle()
+    assert (
+        training.evaluate(
+            oracle, SEQUENCES, decode=lambda m, s, l, max_steps: decoding.greedy_decode(m, s, l, max_steps)
+        ).exact_accuracy
+        == 1.0
+    )
+    with pytest.raises(ValueError, match=r"decode must return tokens \(batch=5, steps\)"):
+        training.evaluate(oracle, SEQUENCES, decode=lambda m, s, l, max_steps: s[0])
+    with pytest.raises(ValueError, match="more than max_steps"):
+        training.evaluate(
+            oracle, SEQUENCES, decode=lambda m, s, l, max_steps: torch.zeros(len(s), max_steps + 1, dtype=torch.long)
+        )
+    with pytest.raises(TypeError, match="decode must be a function"):
+        training.evaluate(oracle, SEQUENCES, decode=3)
 
 
 def test_validation_set_spreads_over_the_training_lengths():
@@ -201,22 +265,24 @@ def _closure(module_name: str) -> set[str]:
     return seen
 
 
-REVERSAL = ["decoding", "rnn", "transformer", "training", "checkpoints", "plots"]
+REVERSAL = ["decoding", "rnn", "transformer", "training", "checkpoints", "plots", "views"]
 MODELS_AND_ABOVE = {f"course_utils.reversal.{m}" for m in ("rnn", "transformer", "checkpoints")}
 
 
 def test_import_graph_points_one_way():
-    """training and decoding never reach a concrete model or the checkpoints; nothing imports plots or back up."""
-    for name in ("training", "decoding"):
+    """training, decoding and views never reach a concrete model or the checkpoints; nothing imports plots or back up."""
+    for name in ("training", "decoding", "views"):
         deps = _closure(f"course_utils.reversal.{name}")
         assert "course_utils.data" in deps  # the walk does find imports ...
         assert not deps & MODELS_AND_ABOVE, (name, deps & MODELS_AND_ABOVE)  # ... and no model among them
-        assert "course_utils.plotting" not in deps
+        assert name == "views" or "course_utils.plotting" not in deps  # the explorer draws its static figure
     for name in REVERSAL:
         deps = _closure(f"course_utils.reversal.{name}")
         assert f"course_utils.reversal.{name}" not in deps, f"{name} is in an import cycle"
         if name != "plots":
             assert "course_utils.reversal.plots" not in deps
+        if name != "views":
+            assert "course_utils.reversal.views" not in deps
     assert _imports("course_utils.reversal.checkpoints") >= MODELS_AND_ABOVE - {"course_utils.reversal.checkpoints"}
 
 

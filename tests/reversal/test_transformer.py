@@ -98,7 +98,7 @@ def test_randomized_positions_repeat_in_eval_and_vary_in_training():
 def test_layers_are_pre_norm_with_one_residual_path():
     torch.manual_seed(0)
     cfg = transformer.TransformerConfig()
-    layer = transformer.EncoderLayer(cfg).eval()
+    layer = transformer.EncoderLayer(cfg.d_model, cfg.num_heads, cfg.d_ff).eval()
     x = torch.randn(2, 5, cfg.d_model)
     mask = torch.ones(2, 1, 1, 5, dtype=torch.bool)
     h = layer.norm1(x)
@@ -112,6 +112,34 @@ def test_state_dict_keys_are_the_lessons():
     assert keys[:2] == ["src_embed.weight", "tgt_embed.weight"]
     assert "decoder_layers.0.cross_attn.query_proj.weight" in keys and "encoder_layers.0.ffn.0.weight" in keys
     assert "pe" not in keys  # the table is rebuilt, not stored
+
+
+def test_layers_take_sizes_and_keep_the_shipped_state_dict_keys():
+    from course_utils.reversal import checkpoints
+
+    shipped = checkpoints.load_pretrained("transformer").state_dict()
+    cfg = transformer.TransformerConfig()
+    for prefix, layer in (
+        ("encoder_layers.0.", transformer.EncoderLayer(cfg.d_model, cfg.num_heads, cfg.d_ff)),
+        ("decoder_layers.0.", transformer.DecoderLayer(cfg.d_model, cfg.num_heads, cfg.d_ff, dropout=0.0)),
+    ):
+        mine = layer.state_dict()
+        theirs = {k[len(prefix) :]: v for k, v in shipped.items() if k.startswith(prefix)}
+        assert list(mine) == list(theirs)
+        assert all(mine[k].shape == theirs[k].shape for k in mine)
+        layer.load_state_dict(theirs)  # strict: a lesson's layer loads the shipped weights
+    assert transformer.DecoderLayer(8, 2, 16, dropout=0.1).self_attn.dropout == 0.1
+
+
+def test_the_model_builds_the_same_layers_from_its_config():
+    torch.manual_seed(0)
+    model = transformer.TransformerSeq2Seq(transformer.TransformerConfig(num_layers=2, d_ff=48))
+    torch.manual_seed(0)
+    _ = [torch.nn.Embedding(13, 32) for _ in range(2)]  # the two embedding tables come first
+    layer = transformer.EncoderLayer(32, 4, 48)
+    for (name, a), b in zip(model.encoder_layers[0].state_dict().items(), layer.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name  # same sizes, same order of random draws
+    assert len(model.encoder_layers) == len(model.decoder_layers) == 2
 
 
 # ------------------------------------------------------------------------------------------- bad input
@@ -130,3 +158,9 @@ def test_bad_input_names_the_argument():
         transformer.sinusoidal_positions(4.0, 4)
     with pytest.raises(ValueError, match="num_positions=64"):
         small("transformer").position_ids(torch.tensor([3]), 65)
+    with pytest.raises(ValueError, match="not divisible by num_heads 3"):
+        transformer.EncoderLayer(32, 3, 64)
+    with pytest.raises(ValueError, match="d_ff must be a positive int"):
+        transformer.DecoderLayer(32, 4, 0)
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
+        transformer.DecoderLayer(32, 4, 64, dropout=1.0)
