@@ -129,7 +129,7 @@ PREVIOUS_TOKEN_SCORE = Exercise(
 # ---- 05.count_attention_parameters(d_model, num_heads, bias) -> int: lesson 03's question again ---------------
 COUNT_ATTENTION_PARAMETERS = Exercise(
     id="05.count_attention_parameters",
-    section="03 · Parameters: the same for any number of heads",
+    section="03 · Parameters: does the number of heads change them?",
     make_cases=lambda: [
         Case((512, 8, True)),
         Case((512, 1, True), "one head"),
