@@ -23,7 +23,7 @@ and hints live in :mod:`course_utils.exercises`; the check cell shows no solutio
 from __future__ import annotations
 
 from course_utils import exercises
-from course_utils.exercises import engine, patches
+from course_utils.exercises import engine, patches, runner
 from course_utils.exercises import hints as hint_book
 from course_utils.exercises import log as check_log
 from course_utils.exercises import misconceptions as catalogue
@@ -104,6 +104,9 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     >>> dot_scores = check("00.dot_scores", dot_scores)
     ✅ dot_scores: all 3 cases passed.
     """
+    notice = runner.stopped_notice(exercise_id) if isinstance(exercise_id, str) else None
+    if notice:  # the check's guard ended the last kernel on this exercise: say why, once
+        print(notice, flush=True)
     exercise, verdict = _run(exercise_id, fn, time_limit, demonstration=False)
     line = f"{_icon(verdict.status)} {verdict.detail}"
     if verdict.status != "passed":

@@ -109,8 +109,10 @@ def test_an_answer_that_swallows_or_cancels_the_stop_gets_a_verdict_in_bounded_t
     start = time.monotonic()
     returned = checks.check(SOFTMAX, namespace["softmax_along"], time_limit=0.3)
     assert time.monotonic() - start < 10
-    out = _one_line(capsys)
-    assert out.startswith("⌛") and returned is lesson_01.softmax_along, out
+    lines = capsys.readouterr().out.splitlines()
+    # one verdict; an answer that kept catching the stop for 2 s is first told, while it runs, to stop doing so
+    assert len(lines) in (1, 2) and all(line.startswith("⌛") for line in lines), lines
+    assert "The lesson goes on with the course's version" in lines[-1] and returned is lesson_01.softmax_along
     # the kernel stays usable: the notebook's alarm handler is back, no timer left running, the next check works
     assert signal.getsignal(signal.SIGALRM) is before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
@@ -148,7 +150,7 @@ def test_one_long_call_into_c_gets_a_verdict_in_bounded_time(tmp_path):
     elapsed = time.monotonic() - start
     assert "started" in proc.stdout and "returned" not in proc.stdout
     assert proc.returncode == -signal.SIGKILL and elapsed < 30
-    message = proc.stderr.strip().splitlines()[-1]
+    message = next((line for line in proc.stderr.splitlines() if line.startswith("⌛")), proc.stderr)
     assert message.startswith("⌛ softmax_along: ") and "cannot interrupt" in message and "restart" in message
     (record,) = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert (record["event"], record["exercise"], record["status"]) == ("check", SOFTMAX, "timed_out")
