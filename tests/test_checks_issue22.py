@@ -168,6 +168,36 @@ def test_one_long_call_into_c_gets_a_verdict_in_bounded_time(tmp_path):
     assert lines[2].startswith("✅")
 
 
+FINISHED_CHECKS = """
+import time
+from course_utils import checks
+from course_utils.exercises import lesson_01, runner
+runner.HARD_STOP_GRACE_S = 0.5
+
+def softmax_along(x, axis=-1):
+    time.sleep(0.2)  # each case well inside its limit; all cases together well past the hard stop
+    return lesson_01.softmax_along_shifted(x, axis)
+
+for _ in range(2):
+    checks.check("01.softmax_along", softmax_along, time_limit=0.4)
+runner._guard.process.kill()  # the guard died: the next check starts another
+runner._guard.process.wait()
+checks.check("01.softmax_along", softmax_along, time_limit=0.4)
+time.sleep(1.5)
+print("alive", runner._guard.process.poll() is None, flush=True)
+"""
+
+
+def test_a_finished_check_never_ends_the_kernel(tmp_path):
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", FINISHED_CHECKS], capture_output=True, text=True, timeout=60, env=env, cwd=REPO
+    )
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and lines[-1] == "alive True", (proc.stdout, proc.stderr)
+    assert [line[0] for line in lines[:-1]] == ["✅"] * 3
+
+
 def test_the_guard_costs_no_time_per_check(capsys):
     checks.check(SOFTMAX, lesson_01.softmax_along_shifted)  # the guard process, started once per kernel
     capsys.readouterr()

@@ -240,7 +240,9 @@ class _Guard:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 close_fds=True,
+                bufsize=0,
             )
+            os.set_blocking(self.process.stdin.fileno(), False)  # a check never waits on the guard
         except (OSError, ValueError, subprocess.SubprocessError):
             self.failed = True
             self.process = None
@@ -250,11 +252,15 @@ class _Guard:
         process = self._start()
         if process is None:
             return False
+        line = json.dumps(event, ensure_ascii=False).encode("utf-8") + b"\n"
         try:
-            process.stdin.write(json.dumps(event, ensure_ascii=False).encode("utf-8") + b"\n")
-            process.stdin.flush()
+            written = os.write(process.stdin.fileno(), line)
         except (OSError, ValueError):
-            self.process = None  # it died: started again next time
+            written = -1
+        if written != len(line):  # it died, or it is not reading: a lost disarm must never end the kernel
+            with contextlib.suppress(OSError):
+                process.kill()
+            self.process = None  # started again next time
             return False
         return True
 
