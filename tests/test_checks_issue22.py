@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -186,6 +187,19 @@ checks.check("01.softmax_along", softmax_along, time_limit=0.4)
 time.sleep(1.5)
 print("alive", runner._guard.process.poll() is None, flush=True)
 """
+
+
+def test_an_old_notice_is_dropped_unread(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    path = Path(runner._notice_path(SOFTMAX))
+    path.write_text("⌛ softmax_along: ... so the check restarted the kernel.\n")
+    os.utime(path, (time.time() - 2 * runner.NOTICE_FRESH_S,) * 2)
+    checks.check(SOFTMAX, lesson_01.softmax_along_shifted)
+    assert _one_line(capsys).startswith("✅") and not path.exists()
+    path.write_text("⌛ softmax_along: ... so the check restarted the kernel.\n")
+    assert runner.stopped_notice(SOFTMAX).startswith("(Last time: softmax_along: ") and not path.exists()
+    assert runner.stopped_notice(SOFTMAX) is None
 
 
 def test_a_finished_check_never_ends_the_kernel(tmp_path):

@@ -197,6 +197,10 @@ while True:
 """
 
 
+NOTICE_FRESH_S = 900.0
+"""How long after the guard ended a kernel the next check of that exercise still says why (seconds)."""
+
+
 def _notice_path(exercise_id: str) -> str:
     """Where the guard leaves the verdict of a kernel it ended, for this user and exercise."""
     user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
@@ -208,12 +212,13 @@ def stopped_notice(exercise_id: str) -> str | None:
     """The verdict the guard left when it ended an earlier kernel on this exercise (read once), or None."""
     path = _notice_path(exercise_id)
     try:
+        age = time.time() - os.path.getmtime(path)
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read().strip()
         os.remove(path)
     except OSError:
         return None
-    if not text:
+    if not text or age > NOTICE_FRESH_S:  # an old one is news to nobody: dropped unread
         return None
     last = text.splitlines()[-1]
     return shorten(f"(Last time: {last.lstrip('⌛ ')})", 600)
