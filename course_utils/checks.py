@@ -89,7 +89,9 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     time_limit : float, optional
         Seconds per case before the answer is stopped (default :data:`TIME_LIMIT_S`, or the exercise's
         own when it is longer). An answer that catches the stop is stopped again and again; one long
-        call into C is stopped when it returns, and the message says so.
+        call into C is stopped when it returns, and the message says so. One that nothing in the kernel
+        can stop (a call into C that runs for minutes) ends the kernel 20 s past the limit (at least the
+        limit again): the check log gets the verdict, and the next check of that exercise says why.
 
     Returns
     -------
