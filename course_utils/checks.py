@@ -23,7 +23,7 @@ and hints live in :mod:`course_utils.exercises`; the check cell shows no solutio
 from __future__ import annotations
 
 from course_utils import exercises
-from course_utils.exercises import engine, patches
+from course_utils.exercises import engine, patches, runner
 from course_utils.exercises import hints as hint_book
 from course_utils.exercises import log as check_log
 from course_utils.exercises import misconceptions as catalogue
@@ -89,7 +89,9 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     time_limit : float, optional
         Seconds per case before the answer is stopped (default :data:`TIME_LIMIT_S`, or the exercise's
         own when it is longer). An answer that catches the stop is stopped again and again; one long
-        call into C is stopped when it returns, and the message says so.
+        call into C is stopped when it returns, and the message says so. One that nothing in the kernel
+        can stop (a call into C that runs for minutes) ends the kernel 20 s past the limit (at least the
+        limit again): the check log gets the verdict, and the next check of that exercise says why.
 
     Returns
     -------
@@ -104,6 +106,9 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     >>> dot_scores = check("00.dot_scores", dot_scores)
     ✅ dot_scores: all 3 cases passed.
     """
+    notice = runner.stopped_notice(exercise_id) if isinstance(exercise_id, str) else None
+    if notice:  # the check's guard ended the last kernel on this exercise: say why, once
+        print(notice, flush=True)
     exercise, verdict = _run(exercise_id, fn, time_limit, demonstration=False)
     line = f"{_icon(verdict.status)} {verdict.detail}"
     if verdict.status != "passed":

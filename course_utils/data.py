@@ -269,7 +269,8 @@ def load_split(split: str, directory=None) -> list[tuple[int, ...]]:
     path = Path(_directory(directory)) if directory is not None else data_dir()
     path = path / name
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing; rebuild it with `python -m course_utils.data --write data`")
+        what = "is not a file" if os.path.lexists(path) else "is missing"
+        raise FileNotFoundError(f"{path} {what}; rebuild it with `python -m course_utils.data --write data`")
     data = path.read_bytes()
     digest = _sha256(data)
     if digest != SHA256[name]:
@@ -483,9 +484,21 @@ def main(argv=None) -> int:
             print(f"{digest}  {name}  ({same})")
             status |= digest != SHA256[name]
     if args.check is not None:
-        for split in SPLITS:
-            load_split(split, args.check)
-            print(f"ok  {_file_name(split)}")
+        failed = 0
+        for split in SPLITS:  # one line per file, whatever is wrong with it: never a traceback
+            try:
+                load_split(split, args.check)
+            except (OSError, ValueError) as exc:  # missing, not a file, unreadable, changed, not text
+                failed += 1
+                reason = str(exc)
+                if "--write" not in reason:
+                    reason += "; rebuild it with `python -m course_utils.data --write data`"
+                print(f"BAD {_file_name(split)}: {reason}")
+            else:
+                print(f"ok  {_file_name(split)}")
+        if failed:
+            print(f"error: {failed} of {len(SPLITS)} files in {args.check} failed the check", file=sys.stderr)
+            status = 1
     return int(status)
 
 

@@ -566,3 +566,52 @@ def test_a_copy_cut_short_says_so_and_points_at_jupyterlabs_checkpoint(tree, cap
     out = capsys.readouterr().out
     assert "(it ends early: cut short when it was saved)" in out
     assert "JupyterLab's last checkpoint of it: " in out and "01_attention-checkpoint.ipynb" in out
+
+
+# ---- issue 22, as a student meets it: through make ----------------------------------------------------------
+
+
+def _make_at(*args: str, workspace_dir: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        ["make", "-s", "--no-print-directory", *args, f"COURSE_WORKSPACE={workspace_dir}", f"PYTHON={sys.executable}"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_workspace_and_make_reset_lesson_at_once_end_without_a_traceback(tmp_path):
+    first = _make_at("workspace", workspace_dir=tmp_path / "my_work")
+    runs = [first, _make_at("workspace", workspace_dir=tmp_path / "my_work")]
+    runs.append(_make_at("reset-lesson", "LESSON=01", workspace_dir=tmp_path / "my_work"))
+    for run in runs:
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 0 and "Traceback" not in err and "Error" not in err, (out, err)
+    for name in sorted(path.name for path in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        _assert_cleared(tmp_path / "my_work" / name)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_workspace_on_a_file_named_my_work_is_one_error_line(tmp_path):
+    (tmp_path / "my_work").write_text("my notes")
+    run = _make_at("workspace", workspace_dir=tmp_path / "my_work")
+    out, err = run.communicate(timeout=120)
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert run.returncode != 0 and "Traceback" not in err and len(errors) == 1, err
+    assert str(tmp_path / "my_work") in errors[0] and "is a file, not a folder" in errors[0]
+    assert (tmp_path / "my_work").read_text() == "my notes"
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_workspace_lists_a_copy_cut_short_as_damaged_with_the_reset_command(tmp_path):
+    assert _make_at("workspace", workspace_dir=tmp_path / "my_work").wait(timeout=120) == 0
+    copy_path = tmp_path / "my_work" / "01_attention_numpy.ipynb"
+    _truncate(copy_path)
+    run = _make_at("workspace", workspace_dir=tmp_path / "my_work")
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0 and not err, err
+    line = next(line for line in out.splitlines() if "01_attention_numpy.ipynb" in line)
+    assert line.strip().startswith("damaged") and "DAMAGED" in line and "kept" not in line, out
+    assert "make reset-lesson LESSON=01" in out

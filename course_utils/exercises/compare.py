@@ -223,12 +223,46 @@ def _compare_numbers(expected, got, atol, rtol, path, equal_nan, reveal):
     return None
 
 
+def _masks(expected, got, path):
+    """A masked array is compared on its mask first: returns (problem, the entries masked in both, or None)."""
+    exp_mask = np.ma.getmaskarray(expected) if isinstance(expected, np.ma.MaskedArray) else None
+    got_mask = np.ma.getmaskarray(got) if isinstance(got, np.ma.MaskedArray) else None
+    if exp_mask is None and got_mask is None:
+        return None, None
+    if exp_mask is None:
+        if got_mask.any():
+            return f"{path}: expected {describe(expected)} but got {describe(got)}; masked entries have no value", None
+        return None, None
+    if got_mask is None:
+        if exp_mask.any():
+            return f"{path}: expected {describe(expected)} but got {describe(got)}", None
+        return None, None
+    if exp_mask.shape != got_mask.shape:
+        return None, None  # the shapes differ: said below
+    wrong = np.argwhere(exp_mask != got_mask)
+    if len(wrong):
+        idx = tuple(int(i) for i in wrong[0])
+        said = "masked" if exp_mask[idx] else "a value"
+        return (
+            f"{path}: {len(wrong)} of {exp_mask.size} entries are masked where they should not be, or not where "
+            f"they should be; first at index {idx}: expected {said}",
+            None,
+        )
+    return None, exp_mask
+
+
 def _compare_arrays(expected, got, atol, rtol, path, equal_nan, reveal):
-    if isinstance(got, np.ma.MaskedArray) and not isinstance(expected, np.ma.MaskedArray):
-        masked = int(np.ma.count_masked(got))
-        if masked:
-            return f"{path}: expected {describe(expected)} but got {describe(got)}; masked entries have no value"
-        got = np.ma.getdata(got)
+    problem, both_masked = _masks(expected, got, path)
+    if problem:
+        return problem
+    if isinstance(expected, np.ma.MaskedArray) or isinstance(got, np.ma.MaskedArray):
+        # a masked entry has no value: compare the data of the entries that have one (masked ones set equal)
+        expected, got = np.array(np.ma.getdata(expected)), np.array(np.ma.getdata(got))
+        if both_masked is not None and both_masked.any():
+            if expected.dtype == object or got.dtype == object:
+                return f"{path}: expected {describe(expected)} but got {describe(got)}, which is not a regular array"
+            got = got.astype(np.result_type(got.dtype, expected.dtype), copy=True)
+            got[both_masked] = expected[both_masked]
     if not (is_tensor(got) or isinstance(got, (np.ndarray, list, tuple, float, int, np.generic))):
         return f"{path}: expected {describe(expected)} but got {describe(got)}"
     if is_tensor(expected) and not is_tensor(got):

@@ -30,12 +30,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import json
 import re
 import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from course_utils.exercises import log as check_log
 from course_utils.exercises import misconceptions as catalogue
 from course_utils.exercises import patches
 from course_utils.exercises._model import AnswerRefused, Case
@@ -46,6 +48,7 @@ from course_utils.exercises.runner import (
     Probe,
     TimedOut,
     course_defaults,
+    hard_stop_after,
     is_stub,
     notebook_state_kept,
     own_codes,
@@ -650,6 +653,22 @@ def _stuck_message(exercise, limit):
     return on_stuck
 
 
+def _last_resort(exercise, limit):
+    """What the guard process says, and logs, if it must end the kernel: the answer sat in one call too long."""
+    message = (
+        f"⌛ {exercise.title}: your answer was still running {hard_stop_after(limit):.0f} s after it started (its "
+        f"limit is {limit:g} s), inside one long call that Python cannot interrupt (like sum(range(10**10))), so "
+        "the check restarted the kernel. Make that call smaller, then run the notebook's cells again from the top."
+    )
+    try:
+        record = json.dumps(
+            check_log.build("check", exercise.id, "timed_out", misconception=None, detail=message), ensure_ascii=False
+        )
+    except Exception:  # the log is never a reason for a check to fail
+        record = None
+    return message, record, exercise.id
+
+
 def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
     """Run ``answer`` on every case of ``exercise``; return the :class:`Verdict`. Never raises for a bad answer."""
     name = exercise.title
@@ -670,13 +689,14 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
     delegated = None
     forbidden_codes = _forbidden_codes(exercise)
     opaque = handed_back_codes(exercise)
+    last_resort = _last_resort(exercise, limit) if limit and limit > 0 else None
     for i, args in enumerate(prepared.cases):
         recorder = HelperRecorder(forbidden_codes, opaque=opaque)
         probe = Probe(answer, recorder)
         state = None
         try:
             with notebook_state_kept(), seeded(i), np.errstate(all="ignore"), recorder:
-                with time_limit(limit, _stuck_message(exercise, limit)) as state:
+                with time_limit(limit, _stuck_message(exercise, limit), last_resort) as state:
                     got = call(exercise, probe, args)
         except TimedOut:
             return Verdict("timed_out", _timed_out(exercise, i, n, limit, state))

@@ -7,8 +7,13 @@ The engine (:mod:`course_utils.exercises.engine`) calls an answer inside these c
   exception into the running thread again and again, so an answer that swallows it (a bare
   ``except:`` in a loop), cancels the alarm (``signal.alarm(0)``) or ignores it (``SIG_IGN``) is still
   stopped. One long call into C (``sum(range(10**10))``) cannot be interrupted by anything in the
-  process: it is stopped when it returns, and the verdict says how long it ran. If the answer keeps
-  catching the stop, the watchdog prints into the cell that the kernel may need a restart.
+  process: when it returns, the verdict says how long it ran. If the answer keeps catching the stop,
+  the watchdog prints into the cell that the kernel may need a restart. And for an answer that nothing
+  inside the process can stop, a small guard process (one per kernel, started with the first check)
+  ends the kernel :data:`HARD_STOP_GRACE_S` seconds after the limit, so every check has a verdict in
+  bounded time: the guard writes the verdict to the kernel's stderr and the check log, and the
+  restarted kernel's next check of that exercise says what happened. Arming and disarming it is
+  one write to a pipe per case. ``COURSE_CHECK_HARD_STOP=0`` turns the guard off.
 - :func:`seeded` seeds NumPy's and torch's global generators for one call and restores the notebook's.
 - :func:`notebook_state_kept` restores torch's default dtype, default device and grad mode, and
   NumPy's error handling, whatever the answer set (``torch.set_default_device("meta")``).
@@ -31,9 +36,12 @@ import contextlib
 import ctypes
 import dis
 import inspect
+import json
 import os
 import signal
+import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -48,6 +56,8 @@ __all__ = [
     "TimedOut",
     "TimeLimit",
     "STUCK_AFTER_STOPS",
+    "HARD_STOP_GRACE_S",
+    "stopped_notice",
     "time_limit",
     "seeded",
     "notebook_state_kept",
@@ -128,17 +138,188 @@ def _watchdog(state: TimeLimit, thread_id: int) -> None:
             return
 
 
+HARD_STOP_GRACE_S = 20.0
+"""Seconds past its limit (at least this, or the limit again if longer) before the guard ends a kernel stuck in one answer."""
+
+# The guard: a separate process reads one JSON line per event on stdin. {"arm": seconds, "token": n, "say": text,
+# "record": log record or null, "log": path or null, "notice": path} starts a countdown; {"disarm": n} stops it.
+# When a countdown runs out, the kernel is stuck where no signal or injected exception reaches it: the guard
+# writes the verdict (stderr, the check log, a notice file the next check reads) and kills it. On EOF (the
+# kernel ended) it exits.
+_GUARD_SCRIPT = r"""
+import json, os, queue, signal, sys, threading, time
+kernel = int(sys.argv[1])
+events = queue.Queue()
+def read():
+    for line in sys.stdin.buffer:
+        events.put(line)
+    events.put(None)
+threading.Thread(target=read, daemon=True).start()
+armed = None
+while True:
+    try:
+        line = events.get(timeout=None if armed is None else max(0.0, armed["deadline"] - time.monotonic()))
+    except queue.Empty:
+        line = b""
+    if line is None:
+        sys.exit(0)
+    if line:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if "arm" in event:
+            armed = event
+            armed["deadline"] = time.monotonic() + float(event["arm"])
+        elif armed is not None and event.get("disarm") == armed.get("token"):
+            armed = None
+        continue
+    if armed is None or time.monotonic() < armed["deadline"]:
+        continue
+    if hasattr(os, "getppid") and os.getppid() != kernel:
+        sys.exit(0)
+    try:
+        os.write(2, ("\n" + armed["say"] + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+    for path, text in ((armed.get("log"), armed.get("record")), (armed.get("notice"), armed.get("say"))):
+        if path and text:
+            try:
+                with open(path, "a", encoding="utf-8") as f:
+                    f.write(text + "\n")
+            except OSError:
+                pass
+    try:
+        os.kill(kernel, getattr(signal, "SIGKILL", signal.SIGTERM))
+    except OSError:
+        pass
+    sys.exit(0)
+"""
+
+
+NOTICE_FRESH_S = 900.0
+"""How long after the guard ended a kernel the next check of that exercise still says why (seconds)."""
+
+
+def _notice_path(exercise_id: str) -> str:
+    """Where the guard leaves the verdict of a kernel it ended, for this user and exercise."""
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(exercise_id))
+    return os.path.join(tempfile.gettempdir(), f"course-check-stopped-{user}-{safe}.txt")
+
+
+def stopped_notice(exercise_id: str) -> str | None:
+    """The verdict the guard left when it ended an earlier kernel on this exercise (read once), or None."""
+    path = _notice_path(exercise_id)
+    try:
+        age = time.time() - os.path.getmtime(path)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read().strip()
+        os.remove(path)
+    except OSError:
+        return None
+    if not text or age > NOTICE_FRESH_S:  # an old one is news to nobody: dropped unread
+        return None
+    last = text.splitlines()[-1]
+    return shorten(f"(Last time: {last.lstrip('⌛ ')})", 600)
+
+
+class _Guard:
+    """The kernel's guard process, started on first use; every failure leaves the in-process limit alone."""
+
+    def __init__(self, executable: str | None = None):
+        self.executable = executable if executable is not None else sys.executable
+        self.process = None
+        self.failed = False
+        self.token = 0
+        self.lock = threading.Lock()
+
+    def _start(self):
+        if self.failed or not self.executable or os.environ.get("COURSE_CHECK_HARD_STOP", "1") == "0":
+            return None
+        if self.process is not None and self.process.poll() is None:
+            return self.process
+        try:
+            self.process = subprocess.Popen(
+                [self.executable, "-S", "-E", "-c", _GUARD_SCRIPT, str(os.getpid())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                close_fds=True,
+                bufsize=0,
+            )
+            os.set_blocking(self.process.stdin.fileno(), False)  # a check never waits on the guard
+        except (OSError, ValueError, subprocess.SubprocessError):
+            self.failed = True
+            self.process = None
+        return self.process
+
+    def _send(self, event: dict) -> bool:
+        process = self._start()
+        if process is None:
+            return False
+        line = json.dumps(event, ensure_ascii=False).encode("utf-8") + b"\n"
+        try:
+            written = os.write(process.stdin.fileno(), line)
+        except (OSError, ValueError):
+            written = -1
+        if written != len(line):  # it died, or it is not reading: a lost disarm must never end the kernel
+            with contextlib.suppress(OSError):
+                process.kill()
+            self.process = None  # started again next time
+            return False
+        return True
+
+    def arm(self, seconds: float, say: str, record: str | None, exercise_id: str | None) -> int | None:
+        with self.lock:
+            self.token += 1
+            event = {
+                "arm": seconds,
+                "token": self.token,
+                "say": say,
+                "record": record,
+                "log": os.environ.get("COURSE_CHECK_LOG") or None,
+                "notice": _notice_path(exercise_id) if exercise_id else None,
+            }
+            return self.token if self._send(event) else None
+
+    def disarm(self, token: int | None) -> None:
+        if token is None:
+            return
+        with self.lock:
+            self._send({"disarm": token})
+
+
+_guard = _Guard()
+
+
+def hard_stop_after(seconds: float) -> float:
+    """Seconds from a case's start after which the guard ends the kernel: the limit plus a generous grace."""
+    return seconds + max(HARD_STOP_GRACE_S, seconds)
+
+
 @contextlib.contextmanager
-def time_limit(seconds, on_stuck=None):
+def time_limit(seconds, on_stuck=None, last_resort=None):
     """Stop the block after ``seconds`` by raising :class:`TimedOut` in it, repeatedly, until it gives up.
 
     ``on_stuck(state)`` is called (from the watchdog thread) when the block has caught 40 stops, sent every
-    50 ms after its deadline, while Python code still ran. ``seconds`` of None or <= 0 means no
-    limit. Yields a :class:`TimeLimit`; the notebook's own ``SIGALRM`` handler and timer are restored.
+    50 ms after its deadline, while Python code still ran. ``last_resort`` is ``(message, log record as a
+    JSON line or None, exercise id)``: what the guard process says before it ends a kernel that is still in
+    the block :func:`hard_stop_after` seconds after it began (one long call into C). ``seconds`` of None or <= 0
+    means no limit. Yields a :class:`TimeLimit`; the notebook's own ``SIGALRM`` handler and timer are restored.
     """
     if not seconds or seconds <= 0:
         yield TimeLimit(float("inf"))
         return
+    token = _guard.arm(hard_stop_after(float(seconds)), *last_resort) if last_resort is not None else None
+    try:
+        with _time_limit(seconds, on_stuck) as state:
+            yield state
+    finally:
+        _guard.disarm(token)
+
+
+@contextlib.contextmanager
+def _time_limit(seconds, on_stuck):
     state = TimeLimit(float(seconds), on_stuck)
     thread_id = threading.get_ident()
     use_signal = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()

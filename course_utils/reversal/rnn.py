@@ -128,7 +128,8 @@ class AdditiveAttention(nn.Module):
     Layers are named after what they produce: ``query_proj`` (``W_s``), ``key_proj`` (``W_h``),
     ``score_proj`` (``v``). ``forward(s, keys, key_mask)`` with ``s (batch, d_query)``, keys
     ``(batch, k_len, d_key)`` and key_mask ``(batch, k_len)`` (True = may attend) returns the context
-    ``(batch, d_key)`` and the attention weights ``(batch, k_len)``.
+    ``(batch, d_key)`` and the attention weights ``(batch, k_len)``. A row whose keys are all masked gets
+    all-zero weights and a zero context, never NaN (as :func:`course_utils.attention.scaled_dot_product_attention`).
 
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
@@ -158,7 +159,9 @@ class AdditiveAttention(nn.Module):
         """The computation on checked inputs: the decoder calls it at every step without re-checking."""
         scores = _additive_scores(self.query_proj(s), projected_keys, self.score_proj.weight[0])  # (batch, k_len)
         scores = scores.masked_fill(~key_mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)  # (batch, k_len)
+        has_key = key_mask.any(dim=-1, keepdim=True)  # (batch, 1): False for a row whose keys are all masked
+        # A row of all -inf would softmax to NaN: give it finite scores, then zero its weights (zero context too)
+        weights = torch.softmax(scores.masked_fill(~has_key, 0.0), dim=-1) * has_key  # (batch, k_len)
         # (batch, 1, k_len) @ (batch, k_len, d_key) -> (batch, 1, d_key) -> (batch, d_key)
         context = (weights[:, None, :] @ keys).squeeze(1)
         return context, weights

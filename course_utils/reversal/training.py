@@ -176,6 +176,8 @@ class EvalResult:
 def sequence_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy over real target tokens: ``(batch, tgt_len, vocab)`` vs ``(batch, tgt_len)``, PAD ignored.
 
+    A target that is all PAD has no token to average over: a ValueError naming ``target`` (not a silent NaN).
+
     Introduced in notebooks/07_seq2seq_rnn_attention.ipynb.
     """
     validate.torch_floats(logits=logits)
@@ -187,6 +189,12 @@ def sequence_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         )
     if logits.shape[:2] != target.shape:
         raise ValueError(f"logits {tuple(logits.shape)} and target {tuple(target.shape)} disagree on (batch, tgt_len)")
+    if not (target != PAD).any():  # cross_entropy would average over no token: NaN
+        came = f"all {target.numel()} of its entries are PAD" if target.numel() else "it is empty"
+        raise ValueError(
+            f"target must hold at least one real token (not PAD = {PAD}) to average the loss over, but {came} "
+            f"(shape {tuple(target.shape)})"
+        )
     # (batch, tgt_len, vocab) -> (batch * tgt_len, vocab); (batch, tgt_len) -> (batch * tgt_len,)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=PAD)
 
