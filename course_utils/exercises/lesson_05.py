@@ -520,7 +520,7 @@ PREDICTIONS = [
                 "what it would be over many keys; over 4 keys the largest entropy is ln 4 ≈ 1.386, the uniform row, "
                 "so every row is below 1.5",
             ),
-            KnownWrong("none", "entropy_threshold_without_k_len", "the opposite: even the uniform row is below 1.5"),
+            KnownWrong("none", None, "the opposite: even the uniform row, the most spread out, is below 1.5"),
         ),
     ),
     Prediction(
@@ -536,7 +536,7 @@ PREDICTIONS = [
                 True,
                 "untrained_heads_have_roles",
                 "what you would see if the head's pattern came from the input; in an untrained layer it comes from "
-                "the random weights, which the seed redraws",
+                "the random weights, which a new seed redraws",
             ),
         ),
     ),
