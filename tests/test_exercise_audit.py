@@ -104,7 +104,8 @@ SQUARE_BY_NATURE = {
     "03.grouped_query_attention": "W_q and W_o are (d_model, d_model)",
     "04.multi_head_module": "a causal mask over one sequence is (q_len, q_len)",
     "04.torch_cross_attend": "one case has batch == q_len on purpose: a padding mask passed as attn_mask is silent",
-    "05.previous_token_score": "self-attention weights are (heads, seq_len, seq_len)",
+    "05.role_scores": "self-attention weights are (batch, heads, seq_len, seq_len)",
+    "05.matching_score": "self-attention weights are (batch, heads, seq_len, seq_len)",
 }
 
 

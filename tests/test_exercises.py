@@ -300,7 +300,7 @@ def test_known_delegation_holes_are_closed(capsys, log):
         ),
         ("03.split_heads", "return numpy_attention.split_heads(*args)", {"numpy_attention": numpy_attention}),
         ("05.row_entropy", "return float(explorer.row_entropy(args[0]))", {"explorer": explorer}),
-        ("05.previous_token_score", "return heads.head_role_scores(args[0])['previous']", {"heads": heads}),
+        ("05.switch_off", "return heads.switch_off_heads(*args)", {"heads": heads}),
         ("06.kv_cache_step", "return efficient.kv_cache_step(*args)", {"efficient": efficient}),
     ]
     for eid, body, extra in cases:
