@@ -27,6 +27,8 @@ __all__ = [
     "IO_BYTES",
     "KV_CACHE_STEP",
     "DECODE_FLOPS",
+    "CAUSAL_TILED_ATTENTION",
+    "KV_CACHE_BYTES",
     "fold_blocks",
     "tiled_with",
     "flash_step_divides_by_running_sum",
@@ -372,7 +374,8 @@ IO_BYTES = Exercise(
     variants=(io_bytes_itemized, io_bytes_loop),
     buggy={"io_kv_read_once": io_bytes_kv_read_once, "io_scores_one_trip": io_bytes_scores_one_trip},
     output_names=("standard", "tiled"),
-    forbidden=("course_utils.efficient:hbm_bytes_naive", "course_utils.efficient:hbm_bytes_tiled"),
+    # the tiled count is the exercise; hbm_bytes_naive takes no sram_bytes, so the audit cannot call it as an answer
+    forbidden=("course_utils.efficient:hbm_bytes_tiled",),
     hints=(
         "List every matrix each pass reads from or writes to HBM, with its size in values. Which of them are n x n?",
         "Standard: Q and K in, S out, S in and P out, P and V in, O out. Tiled: each query tile in and its output "
@@ -511,7 +514,149 @@ DECODE_FLOPS = Exercise(
 )
 
 
-EXERCISES = [ONLINE_UPDATE, FLASH_STEP, TILED_ATTENTION, WEIGHTS_BYTES, IO_BYTES, KV_CACHE_STEP, DECODE_FLOPS]
+# ---- 06.causal_tiled_attention(q, k, v, block) -> (n, d_value): transfer, the tiled pass with a causal mask -----
+def causal_tiled_cases():
+    rng = np.random.default_rng(7)
+    cases = [
+        Case(tuple(rng.normal(size=(n, d)) for d in (4, 4, d_v)) + (block,), label)
+        for n, d_v, block, label in (
+            (7, 3, 3, "tiles of 3 over 7 tokens: the diagonal cuts through tiles"),
+            (8, 2, 4, "two query blocks of 4"),
+            (5, 3, 8, "one tile holds everything"),
+            (9, 2, 2, "tiles of 2"),
+        )
+    ]
+    q_big = 300 * rng.normal(size=(6, 4))  # scores in the hundreds
+    cases.append(Case((q_big, rng.normal(size=(6, 4)), rng.normal(size=(6, 3)), 4), "scores in the hundreds"))
+    return cases
+
+
+def causal_tiled_attention(q, k, v, block):
+    """The reference: query i sees keys j <= i; key tiles wholly in a query block's future are skipped."""
+    out = np.zeros((len(q), v.shape[1]))
+    for qs in range(0, len(q), block):
+        q_blk = q[qs : qs + block]
+        m, l, acc = np.full((len(q_blk), 1), -np.inf), np.zeros((len(q_blk), 1)), np.zeros((len(q_blk), v.shape[1]))
+        for ks in range(0, qs + len(q_blk), block):  # the last query of the block sees keys < qs + rows
+            scores = q_blk @ k[ks : ks + block].T / math.sqrt(q.shape[1])  # (rows, keys)
+            allowed = np.tril(np.ones(scores.shape, dtype=bool), qs - ks)  # key ks + j <= query qs + i
+            m, l, acc = flash_step(m, l, acc, np.where(allowed, scores, -np.inf), v[ks : ks + block])
+        out[qs : qs + block] = acc / l
+    return out
+
+
+def causal_tiled_full_mask(q, k, v, block):
+    n = len(q)
+    future = np.arange(n)[None, :] > np.arange(n)[:, None]  # (n, n): True where the key comes after the query
+    out = []
+    for qs in range(0, n, block):
+        rows = slice(qs, min(qs + block, n))
+        state = (
+            np.full((rows.stop - qs, 1), -np.inf),
+            np.zeros((rows.stop - qs, 1)),
+            np.zeros((rows.stop - qs, v.shape[1])),
+        )
+        for ks in range(0, rows.stop, block):
+            cols = slice(ks, min(ks + block, n))
+            tile = q[rows] @ k[cols].T / math.sqrt(q.shape[1])
+            tile[future[rows, cols]] = -np.inf
+            state = flash_step(*state, tile, v[cols])
+        out.append(state[2] / state[1])
+    return np.concatenate(out)
+
+
+def causal_tiled_positions(q, k, v, block):
+    out = np.zeros((len(q), v.shape[1]))
+    for qs in range(0, len(q), block):
+        q_pos = np.arange(qs, min(qs + block, len(q)))
+        m, l, acc = np.full((len(q_pos), 1), -np.inf), np.zeros((len(q_pos), 1)), np.zeros((len(q_pos), v.shape[1]))
+        for ks in range(0, q_pos[-1] + 1, block):
+            k_pos = np.arange(ks, min(ks + block, len(k)))
+            scores = np.einsum("qd,kd->qk", q[q_pos], k[k_pos]) / np.sqrt(q.shape[1])
+            scores = np.where(k_pos[None, :] <= q_pos[:, None], scores, -np.inf)
+            m, l, acc = flash_step(m, l, acc, scores, v[k_pos])
+        out[q_pos] = acc / l
+    return out
+
+
+def causal_tiled_diagonal_unmasked(q, k, v, block):
+    out = np.zeros((len(q), v.shape[1]))
+    for qs in range(0, len(q), block):
+        q_blk = q[qs : qs + block]
+        m, l, acc = np.full((len(q_blk), 1), -np.inf), np.zeros((len(q_blk), 1)), np.zeros((len(q_blk), v.shape[1]))
+        for ks in range(0, qs + len(q_blk), block):  # future tiles skipped, but the diagonal tiles kept whole
+            m, l, acc = flash_step(m, l, acc, q_blk @ k[ks : ks + block].T / math.sqrt(q.shape[1]), v[ks : ks + block])
+        out[qs : qs + block] = acc / l
+    return out
+
+
+CAUSAL_TILED_ATTENTION = Exercise(
+    id="06.causal_tiled_attention",
+    section="06 · Exercise 1 · Causal tiled attention",
+    make_cases=causal_tiled_cases,
+    reference=causal_tiled_attention,
+    variants=(causal_tiled_full_mask, causal_tiled_positions),
+    buggy={"tiled_causal_diagonal_unmasked": causal_tiled_diagonal_unmasked},
+    hints=(
+        "Which key tiles can a query block skip entirely, and in which tiles do some of its queries see a key that "
+        "others must not?",
+        "Loop over key blocks only up to the last query of the block. In a tile that the diagonal cuts, set the "
+        "scores of keys after their query to -inf before flash_step sees them (exp(-inf) = 0).",
+        "Query qs + i may see key ks + j when ks + j <= qs + i; np.tril(np.ones(tile.shape, bool), qs - ks) or a "
+        "comparison of two np.arange position vectors gives that mask for one tile.",
+    ),
+    atol=1e-10,
+    noun="causal tiled pass",
+)
+
+
+# ---- 06.kv_cache_bytes(batch, layers, heads, d_head, seq_len, bytes_per_value) -> int: transfer ----------------
+def kv_cache_bytes(batch, layers, heads, d_head, seq_len, bytes_per_value):
+    return 2 * batch * layers * heads * seq_len * d_head * bytes_per_value  # a key and a value per token, head, layer
+
+
+def kv_cache_bytes_shapes(batch, layers, heads, d_head, seq_len, bytes_per_value):
+    one_cache = math.prod((batch, heads, seq_len, d_head))  # (batch, heads, seq_len, d_head), keys or values
+    return layers * (one_cache + one_cache) * bytes_per_value
+
+
+def kv_cache_bytes_per_token(batch, layers, heads, d_head, seq_len, bytes_per_value):
+    per_token = layers * heads * (d_head + d_head) * bytes_per_value  # one key and one value in every head and layer
+    return per_token * seq_len * batch
+
+
+def kv_cache_bytes_keys_only(batch, layers, heads, d_head, seq_len, bytes_per_value):
+    return batch * layers * heads * seq_len * d_head * bytes_per_value
+
+
+KV_CACHE_BYTES = Exercise(
+    id="06.kv_cache_bytes",
+    section="06 · Exercise 2 · The memory a KV cache takes",
+    make_cases=lambda: [(1, 2, 3, 4, 5, 4), (2, 12, 12, 64, 1024, 2), (3, 1, 5, 7, 11, 8)],
+    reference=kv_cache_bytes,
+    variants=(kv_cache_bytes_shapes, kv_cache_bytes_per_token),
+    buggy={"kv_cache_keys_only": kv_cache_bytes_keys_only},
+    hints=(
+        "What does the cache keep for each token, in each head of each layer, and for each sequence of the batch?",
+        "Per token, head and layer: one key and one value of d_head numbers each. Count the numbers, then multiply "
+        "by the bytes each takes.",
+        "GPT-2 small keeps 12 layers x 12 heads x 2 x 64 numbers per token; at float16 that is 36,864 bytes.",
+    ),
+    noun="KV-cache size",
+)
+
+
+EXERCISES = [
+    ONLINE_UPDATE,
+    FLASH_STEP,
+    TILED_ATTENTION,
+    WEIGHTS_BYTES,
+    IO_BYTES,
+    KV_CACHE_STEP,
+    DECODE_FLOPS,
+    CAUSAL_TILED_ATTENTION,
+    KV_CACHE_BYTES,
+]
 
 PREDICTIONS = [
     Prediction(

@@ -788,6 +788,18 @@ CATALOGUE = (
         "06 · Decoding one token at a time: the KV cache",
         "Without a cache, which projections of the earlier tokens does a step compute again: keys, values, or both?",
     ),
+    Misconception(
+        "tiled_causal_diagonal_unmasked",
+        "the tiles the diagonal cuts are used whole: inside them, keys after their query must still be masked",
+        "06 · Exercise 1 · Causal tiled attention",
+        "In a tile on the diagonal, may the first query of the block see the last key of the tile?",
+    ),
+    Misconception(
+        "kv_cache_keys_only",
+        "only the keys counted: the cache keeps a key and a value for every token, head and layer",
+        "06 · Exercise 2 · The memory a KV cache takes",
+        "What two things does a KV cache keep per token?",
+    ),
     # ---- end of lesson 06's new entries ----
     # ---- lesson 07: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
     # ---- end of lesson 07's new entries ----
