@@ -235,6 +235,7 @@ FLASH_STEP = Exercise(
     ),
     driver=tiled_with,
     atol=1e-10,
+    noun="FlashAttention tile",
 )
 
 
@@ -450,6 +451,7 @@ KV_CACHE_STEP = Exercise(
     ),
     driver=decode_counting_projections,
     atol=1e-10,
+    noun="KV-cache step",
 )
 
 
