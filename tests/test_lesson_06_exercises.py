@@ -193,3 +193,24 @@ def test_predictions(pid, value, status):
     }
     if (pid, value) in named:
         assert named[pid, value] in verdict.message  # the wrong idea is said in words, not only a distance
+
+
+def test_causal_tiled_pass_that_hides_the_diagonal_is_named():
+    from course_utils.exercises.lesson_06 import flash_step
+
+    def causal_tiled_attention(q, k, v, block):
+        n = len(q)
+        out = np.empty((n, v.shape[1]))
+        with np.errstate(invalid="ignore"):
+            for a in range(0, n, block):
+                b = min(a + block, n)
+                m, l, acc = np.full((b - a, 1), -np.inf), np.zeros((b - a, 1)), np.zeros((b - a, v.shape[1]))
+                for c in range(0, b, block):
+                    d = min(c + block, n)
+                    s = q[a:b] @ k[c:d].T / math.sqrt(q.shape[1])
+                    hidden = np.arange(c, d)[None, :] >= np.arange(a, b)[:, None]  # >= where > was meant
+                    m, l, acc = flash_step(m, l, acc, np.where(hidden, -np.inf, s), v[c:d])
+                out[a:b] = acc / l
+        return out
+
+    assert _judge("06.causal_tiled_attention", causal_tiled_attention).misconception == "causal_no_diagonal"

@@ -592,13 +592,31 @@ def causal_tiled_diagonal_unmasked(q, k, v, block):
     return out
 
 
+def causal_tiled_no_diagonal(q, k, v, block):
+    out = np.zeros((len(q), v.shape[1]))
+    with np.errstate(invalid="ignore"):  # query 0 sees no key at all: exp(-inf - -inf) is NaN
+        for qs in range(0, len(q), block):
+            q_blk = q[qs : qs + block]
+            m, l = np.full((len(q_blk), 1), -np.inf), np.zeros((len(q_blk), 1))
+            acc = np.zeros((len(q_blk), v.shape[1]))
+            for ks in range(0, qs + len(q_blk), block):
+                scores = q_blk @ k[ks : ks + block].T / math.sqrt(q.shape[1])
+                allowed = np.tril(np.ones(scores.shape, dtype=bool), qs - ks - 1)  # key < query: itself hidden
+                m, l, acc = flash_step(m, l, acc, np.where(allowed, scores, -np.inf), v[ks : ks + block])
+            out[qs : qs + block] = acc / l
+    return out
+
+
 CAUSAL_TILED_ATTENTION = Exercise(
     id="06.causal_tiled_attention",
     section="06 · Exercise 1 · Causal tiled attention",
     make_cases=causal_tiled_cases,
     reference=causal_tiled_attention,
     variants=(causal_tiled_full_mask, causal_tiled_positions),
-    buggy={"tiled_causal_diagonal_unmasked": causal_tiled_diagonal_unmasked},
+    buggy={
+        "tiled_causal_diagonal_unmasked": causal_tiled_diagonal_unmasked,
+        "causal_no_diagonal": causal_tiled_no_diagonal,
+    },
     hints=(
         "Which key tiles can a query block skip entirely, and in which tiles do some of its queries see a key that "
         "others must not?",
