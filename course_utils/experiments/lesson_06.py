@@ -1,8 +1,9 @@
 """Lesson 06's experiments (``notebooks/06_what_attention_costs.ipynb``) and the claims they back.
 
-Moved as they were from ``benchmarks/claims.py``; the lesson's owner rewrites them into the functions the lesson
-calls (``lessons_05_08_shared.md`` §4.5, ``lesson_06.md`` §1.3). For timing claims the seed sets the random inputs
-and each seed is one more repetition of the measurement on this machine.
+Each function is what one lesson cell runs (the lesson calls it once, with the default seed 0) and what
+``benchmarks/claims.py`` runs over seeds. For timing claims the seed sets the random inputs and each seed is one
+more repetition of the measurement on this machine; every timing claim states what holds on any CPU (a shape, an
+order, a factor with a wide margin), never a band measured on one machine.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ def _r(x: float, digits: int = 4) -> float:
     return round(float(x), digits)
 
 
-def _naive_attention(q, k, v):
+def naive_core(q, k, v):
+    """The naive attention core the lesson times: scores, softmax and weights @ V written out, no mask."""
     # (batch, heads, n, d_head) @ (batch, heads, d_head, n) -> (batch, heads, n, n)
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     # (batch, heads, n, n) @ (batch, heads, n, d_head) -> (batch, heads, n, d_head)
@@ -32,25 +34,34 @@ LENGTHS = [128, 256, 512, 1024, 2048]  # lesson 06's timing lengths
 
 
 def timing_sweep(seed: int = 0) -> dict:
-    """Lesson 06, *Time against sequence length*: naive, SDPA and projections, fastest of 3, CPU time."""
+    """Lesson 06, *Time against sequence length*: naive, SDPA, projections and the module, fastest of 3, CPU time.
+
+    One sequence, ``d_model = 256``, 4 heads. Returns the seconds per length, the log-log slopes over the three
+    longest lengths, the core (SDPA) / projections ratio per length and the first length where it reaches 1.
+    """
     env.set_seed(seed)
     d_model, num_heads = 256, 4
     mha = attention.MultiHeadAttention(d_model, num_heads).eval()
     projections = (mha.query_proj, mha.key_proj, mha.value_proj, mha.out_proj)
-    seconds = {"naive": [], "SDPA": [], "projections": []}
+    seconds = {"naive": [], "SDPA": [], "projections": [], "module": []}
     with torch.inference_mode():
         for n in LENGTHS:
             x = torch.randn(1, n, d_model)
             q, k, v = torch.randn(3, 1, num_heads, n, d_model // num_heads)  # (batch, heads, n, d_head) each
-            seconds["naive"].append(timing.min_time(_naive_attention, q, k, v, repeats=3, clock="cpu"))
+            seconds["naive"].append(timing.min_time(naive_core, q, k, v, repeats=3, clock="cpu"))
             seconds["SDPA"].append(timing.min_time(F.scaled_dot_product_attention, q, k, v, repeats=3, clock="cpu"))
             seconds["projections"].append(
                 timing.min_time(lambda x=x: [p(x) for p in projections], repeats=3, clock="cpu")
+            )
+            seconds["module"].append(
+                timing.min_time(lambda x=x: mha(x, x, x, need_weights=False), repeats=3, clock="cpu")
             )
     slopes = {name: _r(timing.loglog_slope(LENGTHS[-3:], values[-3:]), 3) for name, values in seconds.items()}
     ratio = np.array(seconds["SDPA"]) / np.array(seconds["projections"])
     crossover = next((n for n, r in zip(LENGTHS, ratio, strict=True) if r >= 1), None)
     return {
+        "lengths": list(LENGTHS),
+        "seconds": seconds,
         "slopes": slopes,
         "core_over_projections": [_r(r, 3) for r in ratio],
         "ratio_growth": _r(ratio[-1] / ratio[0], 3),
@@ -79,15 +90,20 @@ def crossover_widths(seed: int = 0) -> dict:
 
 
 def heads_timing(seed: int = 0) -> dict:
-    """Lesson 06, *Many heads versus one wide head*: n = 512, d_model = 512, 1 / 8 / 64 heads."""
+    """Lesson 06, *Many heads versus one wide head*: n = 512, d_model = 512, 1 / 8 / 64 heads, naive and SDPA."""
     env.set_seed(seed)
     n, width = 512, 512
-    naive = {}
+    naive, fused = {}, {}
     with torch.inference_mode():
         for h in (1, 8, 64):
             q, k, v = torch.randn(3, 1, h, n, width // h)  # (batch, heads, n, d_head), heads * d_head = 512
-            naive[h] = timing.min_time(_naive_attention, q, k, v, repeats=3, clock="cpu")
-    return {"naive_ms": {h: _r(t * 1e3, 3) for h, t in naive.items()}, "ratio_64_over_1": _r(naive[64] / naive[1], 3)}
+            naive[h] = timing.min_time(naive_core, q, k, v, repeats=3, clock="cpu")
+            fused[h] = timing.min_time(F.scaled_dot_product_attention, q, k, v, repeats=3, clock="cpu")
+    return {
+        "naive_ms": {h: _r(t * 1e3, 3) for h, t in naive.items()},
+        "sdpa_ms": {h: _r(t * 1e3, 3) for h, t in fused.items()},
+        "ratio_64_over_1": _r(naive[64] / naive[1], 3),
+    }
 
 
 def heads_timing_parts(seed: int = 0) -> dict:
@@ -118,13 +134,14 @@ def heads_timing_parts(seed: int = 0) -> dict:
 
 def tiled_timing(seed: int = 0) -> dict:
     """Lesson 06, *The speed claim*: NumPy tiled (256 x 256 tiles) against naive, n = 1024 and 2048."""
-    ratios = {}
+    ratios, seconds = {}, {}
     for n in (1024, 2048):
         q, k, v = np.random.default_rng(1000 * seed + n).normal(size=(3, n, 64))  # (seq_len, d_head) each
         t_naive = timing.min_time(efficient.naive_attention, q, k, v, repeats=3, clock="cpu")
         t_tiled = timing.min_time(efficient.tiled_attention, q, k, v, q_block=256, k_block=256, repeats=3, clock="cpu")
         ratios[n] = _r(t_tiled / t_naive, 3)
-    return {"tiled_over_naive": ratios}
+        seconds[n] = {"naive": t_naive, "tiled": t_tiled}
+    return {"tiled_over_naive": ratios, "seconds": seconds}
 
 
 def tiled_memory(seed: int = 0) -> dict:
@@ -138,6 +155,9 @@ def tiled_memory(seed: int = 0) -> dict:
         peaks["naive"].append(naive_peak)
         peaks["tiled"].append(tiled_peak)
     return {
+        "lengths": lengths,
+        "peaks": peaks,
+        "doubling_naive": _r(peaks["naive"][-1] / peaks["naive"][-2], 3),
         "slope_naive": _r(timing.loglog_slope(lengths, peaks["naive"]), 3),
         "slope_tiled": _r(timing.loglog_slope(lengths, peaks["tiled"]), 3),
         "ratio_2048": _r(peaks["naive"][-1] / peaks["tiled"][-1], 1),
@@ -151,35 +171,50 @@ def kv_cache_timing(seed: int = 0) -> dict:
     w_long = rng.normal(size=(3, 256, 64)) / 16  # W_q, W_k, W_v: (d_model, d_head) each
     t_with = timing.min_time(efficient.decode_with_cache, x_long, *w_long, repeats=3, clock="cpu")
     t_without = timing.min_time(efficient.decode_without_cache, x_long, *w_long, repeats=3, clock="cpu")
-    return {"time_ratio": _r(t_without / t_with, 3)}
+    flops = {
+        cached: sum(efficient.decode_flops(p, 256, 64, cached=cached) for p in range(1, 513))
+        for cached in (True, False)
+    }
+    return {
+        "seconds": {"with": t_with, "without": t_without},
+        "time_ratio": _r(t_without / t_with, 3),
+        "flop_ratio": _r(flops[False] / flops[True], 3),
+    }
 
 
 CLAIMS: list[Claim] = [
     Claim(
         "06.slopes",
         "06",
-        "time against n over 512-2048: naive core slope in (1.6, 3.0), SDPA in (1.5, 2.6), projections in (0.6, 1.5)",
-        "06 Fit the exponent (asserts)",
+        "time against n over 512-2048: naive core slope in (1.6, 3.0), SDPA in (1.5, 2.6), projections in (0.4, 1.5), "
+        "each core's slope more than 0.4 above the projections'",
+        "06 Time against sequence length (hidden asserts of the reveal)",
         (timing_sweep,),
         lambda seed, run: {"slopes": run(timing_sweep, seed)["slopes"]},
         lambda v: (
             1.6 < v["slopes"]["naive"] < 3.0
             and 1.5 < v["slopes"]["SDPA"] < 2.6
-            and 0.6 < v["slopes"]["projections"] < 1.5
+            and 0.4 < v["slopes"]["projections"] < 1.5
+            and min(v["slopes"]["naive"], v["slopes"]["SDPA"]) - v["slopes"]["projections"] > 0.4
         ),
         quick=True,
     ),
     Claim(
         "06.crossover",
         "06",
-        "the core / projections time ratio grows more than 4x from n = 128 to 2048 and crosses 1 between "
-        "n = 256 and 1024 (d_model = 256)",
+        "the core / projections time ratio grows more than 4x from n = 128 to 2048, is below 1 at n = 128 and "
+        "crosses 1 between n = 256 and 1024 (d_model = 256)",
         "06 Where the core overtakes the projections (asserts)",
         (timing_sweep,),
         lambda seed, run: {
             k: run(timing_sweep, seed)[k] for k in ("ratio_growth", "crossover", "core_over_projections")
         },
-        lambda v: v["ratio_growth"] > 4 and v["crossover"] is not None and 256 <= v["crossover"] <= 1024,
+        lambda v: (
+            v["ratio_growth"] > 4
+            and v["core_over_projections"][0] < 1
+            and v["crossover"] is not None
+            and 256 <= v["crossover"] <= 1024
+        ),
         quick=True,
     ),
     Claim(
@@ -198,7 +233,7 @@ CLAIMS: list[Claim] = [
         "06.many_heads_slower",
         "06",
         "64 heads of d_head 8 take more than 1.5x the time of 1 head of 512 on the naive path (same FLOPs)",
-        "06 Many heads versus one wide head (asserts); guide 06",
+        "06 Many heads versus one wide head (hidden asserts of the reveal); guide 06",
         (heads_timing,),
         lambda seed, run: run(heads_timing, seed),
         lambda v: v["ratio_64_over_1"] > 1.5,
@@ -217,16 +252,6 @@ CLAIMS: list[Claim] = [
         control=True,
     ),
     Claim(
-        "06.naive_slope_above_2",
-        "06",
-        "the naive core's fitted slope comes out above 2 (above 2.1 here)",
-        "06 Fit the exponent ('The naive core often comes out above 2'); guide 06 discussion",
-        (timing_sweep,),
-        lambda seed, run: {"naive_slope": run(timing_sweep, seed)["slopes"]["naive"]},
-        lambda v: v["naive_slope"] > 2.1,
-        quick=True,
-    ),
-    Claim(
         "06.tiled_same_order",
         "06",
         "the NumPy tiled pass takes between 0.25x and 4x the naive pass's time at n = 1024 and 2048",
@@ -237,33 +262,30 @@ CLAIMS: list[Claim] = [
         quick=True,
     ),
     Claim(
-        "06.tiled_not_slower",
-        "06",
-        "on this CPU the tiled pass took between 0.65x and 1.0x the naive pass's time",
-        "06 markdown after the tiled timing; guide 06 ('0.65-1.0x')",
-        (tiled_timing,),
-        lambda seed, run: run(tiled_timing, seed),
-        lambda v: all(0.65 <= r <= 1.0 for r in v["tiled_over_naive"].values()),
-        quick=True,
-    ),
-    Claim(
         "06.tiled_memory",
         "06",
-        "peak memory: naive slope in (1.7, 2.3), tiled slope < 1.3, naive / tiled >= 10 at n = 2048",
-        "06 Peak memory: naive versus tiled (asserts)",
+        "peak memory: naive slope in (1.7, 2.3), naive peak x 3.5-4.5 from n = 1024 to 2048, tiled slope < 1.3, "
+        "naive / tiled >= 10 at n = 2048",
+        "06 Peak memory: naive versus tiled (hidden asserts of the reveal)",
         (tiled_memory,),
         lambda seed, run: run(tiled_memory, seed),
-        lambda v: 1.7 < v["slope_naive"] < 2.3 and v["slope_tiled"] < 1.3 and v["ratio_2048"] >= 10,
+        lambda v: (
+            1.7 < v["slope_naive"] < 2.3
+            and 3.5 < v["doubling_naive"] < 4.5
+            and v["slope_tiled"] < 1.3
+            and v["ratio_2048"] >= 10
+        ),
         quick=True,
     ),
     Claim(
         "06.kv_cache_time",
         "06",
-        "decoding 512 tokens with a KV cache takes less than half the time of re-projecting the prefix",
+        "decoding 512 tokens with a KV cache takes less than half the time of re-projecting the prefix, and the time "
+        "ratio is smaller than the FLOP ratio (about 100x)",
         "06 Decoding one token at a time (asserts)",
         (kv_cache_timing,),
         lambda seed, run: run(kv_cache_timing, seed),
-        lambda v: v["time_ratio"] > 2,
+        lambda v: 2 < v["time_ratio"] < v["flop_ratio"],
         quick=True,
     ),
 ]
