@@ -368,7 +368,7 @@ CATALOGUE = (
     Misconception(
         "additive_no_tanh",
         "additive score without tanh: the query part then adds the same amount to every key and cancels in the softmax",
-        "07 · The seed's score: `Linear([s; h_j])`",
+        "07 · A widely copied score: `Linear([s; h_j])`",
         "Without a non-linearity, v · (s W_s + h_j W_h) splits into two terms. Which of them depends on the key j?",
     ),
     Misconception(
@@ -879,6 +879,58 @@ CATALOGUE = (
     ),
     # ---- end of lesson 06's new entries ----
     # ---- lesson 07: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    Misconception(
+        "pad_packed_without_total_length",
+        "pad_packed_sequence without total_length: the outputs are as long as the batch's longest row, not as wide "
+        "as src; pass total_length=src.shape[1]",
+        "07 · 1 · The encoder",
+        "How wide are your outputs when no row of the batch fills the padded width?",
+    ),
+    Misconception(
+        "encoder_not_packed",
+        "the GRU reads the padding: without packing, the backward direction starts at the last PAD, not at each "
+        "row's last symbol",
+        "07 · 1 · The encoder",
+        "Where does your backward direction start reading a row that is shorter than the batch?",
+    ),
+    Misconception(
+        "decoder_attends_with_old_state",
+        "the attention's query is the old state: attend with the state the cell has just returned",
+        "07 · 3 · One decoder step",
+        "Which s do you hand to the attention: the one in the state you were given, or the cell's new one?",
+    ),
+    Misconception(
+        "decoder_state_not_updated",
+        "the state returned is the one you were given: the next step needs the new s and the new context",
+        "07 · 3 · One decoder step",
+        "What will the next step read as s and context: the values from before this step, or after it?",
+    ),
+    Misconception(
+        "greedy_step_not_fed_back",
+        "the argmax is not fed back: every step reads BOS; from step 1 on the decoder must read the token it "
+        "wrote at the step before",
+        "07 · 5 · Greedy decoding",
+        "Which token does your decoder read at step 2?",
+    ),
+    Misconception(
+        "greedy_step_first_position",
+        "the argmax of the wrong position: re-running the whole prefix, the next token is predicted at its last "
+        "position, logits[:, -1], not at the first",
+        "07 · 5 · Greedy decoding",
+        "Your logits are (batch, steps so far, vocab). Which position's logits predict the next token?",
+    ),
+    Misconception(
+        "greedy_step_no_pad_after_eos",
+        "rows that already wrote EOS keep decoding: after a row's EOS, write PAD in that row",
+        "07 · 5 · Greedy decoding",
+        "What does a row write after its EOS, while the other rows are still decoding?",
+    ),
+    Misconception(
+        "accuracy_counts_padding",
+        "PAD positions counted: accuracy, like the loss, counts only the real target positions (target != PAD)",
+        "07 · Teacher-forced against free-running",
+        "Which positions does the loss ignore? Does your accuracy ignore them too?",
+    ),
     # ---- end of lesson 07's new entries ----
     # ---- lesson 08: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
     # ---- end of lesson 08's new entries ----
