@@ -76,6 +76,25 @@ def test_greedy_decoders_written_either_way_pass_and_the_wrong_position_is_named
     assert _judge(L.MY_GREEDY_DECODE, calls_course).status == "wrong"
 
 
+def test_a_forbidden_helper_under_no_grad_is_refused_by_its_own_code():
+    """greedy_decode is wrapped by @torch.no_grad(): the engine records the helper's code, not the wrapper's, so a
+    student's own @torch.no_grad() function passes and one that calls the helper is refused as delegation."""
+    assert "course_utils.reversal.decoding:greedy_decode" in L.MY_GREEDY_DECODE.forbidden
+
+    @torch.no_grad()
+    def calls_course(model, src, src_lengths, max_steps):
+        return decoding.greedy_decode(model, src, src_lengths, max_steps=max_steps)
+
+    verdict = _judge(L.MY_GREEDY_DECODE, calls_course)
+    assert verdict.status == "wrong" and "greedy_decode" in verdict.detail, verdict.detail
+
+    @torch.no_grad()
+    def own(model, src, src_lengths, max_steps):
+        return L.greedy_all_steps(model, src, src_lengths, max_steps)
+
+    assert _judge(L.MY_GREEDY_DECODE, own).status == "passed"
+
+
 def test_token_accuracy_counting_padding_is_named():
     verdict = _judge(L.TOKEN_ACCURACY, L.token_accuracy_counts_padding)
     assert verdict.misconception == "accuracy_counts_padding"

@@ -316,8 +316,11 @@ def _touches(patch, prepared) -> bool:
         found = patches.resolve(target)
         if found is None:
             continue
-        obj = found[2]
-        code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+        obj = getattr(found[2], "__func__", found[2])
+        # a decorated helper (@torch.no_grad(), functools.wraps) is recorded by its own code, not the wrapper's,
+        # which every function with that decorator shares
+        obj = inspect.unwrap(obj) if callable(obj) else obj
+        code = getattr(obj, "__code__", None)
         if code is not None and code in prepared.codes:
             return True
         if code is None and getattr(obj, "__name__", None) in prepared.names:
@@ -528,8 +531,11 @@ def _forbidden_codes(exercise) -> dict:
             found = patches.resolve(spec)
         if found is None:
             continue
-        obj = found[2]
-        code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+        obj = getattr(found[2], "__func__", found[2])
+        # a decorated helper (@torch.no_grad(), functools.wraps) is recorded by its own code, not the wrapper's,
+        # which every function with that decorator shares
+        obj = inspect.unwrap(obj) if callable(obj) else obj
+        code = getattr(obj, "__code__", None)
         if code is not None:
             codes[code] = _spec_name(module_name, path.removesuffix(".__init__"))
     return codes

@@ -582,8 +582,7 @@ MY_GREEDY_DECODE = Exercise(
         "greedy_step_first_position": greedy_first_position,
         "greedy_step_no_pad_after_eos": greedy_no_pad_after_eos,
     },
-    # no forbidden=: greedy_decode is wrapped by torch.no_grad, whose code object every no_grad function shares;
-    # a student's answer that calls it is refused by value (its tokens are greedy_decode's)
+    forbidden=("course_utils.reversal.decoding:greedy_decode",),  # recorded by its own code, not no_grad's wrapper
     noun="greedy decoding",
     time_limit=10,
     hints=(
