@@ -73,8 +73,14 @@ def test_predicates_can_fail():
     assert cheap.holds_over([{"cheap_heads": [3]}, {"cheap_heads": [1]}, {"cheap_heads": []}, {"cheap_heads": [0]}])
     assert not cheap.holds_over([{"cheap_heads": [3]}, {"cheap_heads": []}, {"cheap_heads": []}, {"cheap_heads": [0]}])
     spare = claim["05.spare_head_varies"]
-    assert spare.holds_over([{"spare_max_similarity": 0.99}, {"spare_max_similarity": 0.38}])
-    assert not spare.holds_over([{"spare_max_similarity": 0.99}, {"spare_max_similarity": 0.95}])
+    copy, diffuse = (
+        {"spare_max_similarity": 0.99, "spare_entropy": 0.3},
+        {"spare_max_similarity": 0.38, "spare_entropy": 1.8},
+    )
+    assert spare.holds_over([copy, diffuse])
+    assert not spare.holds_over([copy, copy | {"spare_max_similarity": 0.95}])  # never diffuse
+    assert not spare.holds_over([copy, diffuse | {"spare_entropy": 0.5}])  # not a copy, but focused: not diffuse
+    assert not spare.holds_over([diffuse, diffuse])  # never a copy
 
 
 def _fake_claims():
