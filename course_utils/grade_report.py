@@ -45,6 +45,9 @@ tfoot th, tfoot td { background: #f8f9fa; font-weight: normal; }
 def _cell(status: str | None, detail: str = "", attrs: str = "") -> str:
     symbol, words, colour = STATUS_STYLE[status] if status else NOT_SUBMITTED
     key = status or "not_submitted"
+    if detail.startswith("TAMPERING"):  # flagged by the grader (course_utils.grading): marked in the grid too
+        attrs += ' data-tampering="true"'
+        symbol = f"⚑ {symbol}"
     return (
         f'<td class="cell {key}" data-status="{key}"{attrs} style="background:{colour}" '
         f'title="{escape(detail)}">{symbol} {words}</td>'
@@ -89,7 +92,7 @@ def render_html(run) -> str:
         *_run_notes(run),
         '<p class="legend">'
         + "".join(f'<span style="background:{c}">{s} {w}</span>' for s, w, c in [*STATUS_STYLE.values(), NOT_SUBMITTED])
-        + "</p>",
+        + "<span>⚑ tampering flagged (see below)</span></p>",
         '<div style="overflow-x:auto"><table id="grades"><thead><tr><th rowspan="2">student</th>',
     ]
     for lesson in lessons:

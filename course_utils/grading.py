@@ -548,23 +548,22 @@ def grade_notebook(
                 backstop = True
             finally:
                 _end_everything(proc, token)
+        # everything in the box was written by the notebook's processes (all ended now): never follow a link
         result = None
-        result_path = box / "result.json"
+        raw = _read_regular(box / "result.json", MAX_RESULT_BYTES)
         try:
-            if result_path.is_file() and not result_path.is_symlink() and result_path.stat().st_size < MAX_RESULT_BYTES:
-                result = json.loads(result_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            result = json.loads(raw.decode("utf-8")) if raw is not None else None
+        except (ValueError, UnicodeDecodeError):
             result = None
-        log_path = box / "check_log.jsonl"
-        log_data = b""
-        if log_path.is_file() and not log_path.is_symlink():
-            with log_path.open("rb") as handle:
-                log_data = handle.read(MAX_RESULT_BYTES)
+        log_data = _read_regular(box / "check_log.jsonl", MAX_RESULT_BYTES) or b""
         written = []
         work = box / "work"
-        for file in sorted(work.rglob("*")):
-            if file.is_file() and file.relative_to(work) != Path(name):
-                written.append(_shown(str(file.relative_to(work))))
+        if work.is_dir() and not work.is_symlink():
+            for folder, dirs, files in os.walk(work, followlinks=False):
+                for file in sorted(files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]):
+                    relative = os.path.relpath(os.path.join(folder, file), work)
+                    if relative != name:
+                        written.append(_shown(relative))
         stderr_tail = stderr_path.read_bytes()[-300:].decode(errors="replace") if stderr_path.exists() else ""
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
@@ -585,7 +584,7 @@ def grade_notebook(
         stopped = [
             str(stopped[0]) if stopped[0] in ("timed_out", "crashed") else "crashed",
             stopped[1],
-            _one_line(str(stopped[2])),
+            guard.clean(_one_line(str(stopped[2])), own),
         ]
     errors = {}  # code cell index -> error line
     for index, cell in enumerate(cells):
@@ -594,7 +593,8 @@ def grade_notebook(
             message = guard.clean(_one_line(error.get("evalue", ""), 2000), own)
             line = error.get("line")
             at = f" (line {line})" if isinstance(line, int) else ""
-            errors[index] = _one_line(f"{str(error.get('ename', 'Error'))[:60]}: {message}".rstrip(": ") + at)
+            ename = guard.clean(_one_line(str(error.get("ename", "Error")), 60), own)
+            errors[index] = _one_line(f"{ename}: {message}".rstrip(": ") + at)
 
     # the check log: a line counts when an executed cell that names its exercise wrote it
     lines, malformed = _log_lines(log_data)
@@ -666,6 +666,18 @@ def grade_notebook(
     return out
 
 
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of a regular file, never through a symbolic link; None when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read(limit)
+
+
 def _valid_result(result, n_cells: int) -> bool:
     if not isinstance(result, dict) or not isinstance(result.get("cells"), list):
         return False
@@ -703,6 +715,26 @@ def _course_fingerprint(course: Path) -> dict:
                 found[str(path.relative_to(course))] = hashlib.sha256(path.read_bytes()).hexdigest()
             except OSError:
                 found[str(path.relative_to(course))] = "unreadable"
+    return found
+
+
+def _listing(root: Path) -> dict:
+    """relative path -> (size, mtime, inode) of every entry under the submissions folder but the grader's own."""
+    found = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        if folder == str(root):
+            dirs[:] = [d for d in dirs if d not in OWN_FILES]
+            files = [f for f in files if f not in OWN_FILES]
+        for name in files + dirs:
+            path = os.path.join(folder, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            is_dir = stat.S_ISDIR(info.st_mode)  # a folder counts by its entries, not its own time
+            found[_shown(os.path.relpath(path, root))] = (
+                "folder" if is_dir else (info.st_size, info.st_mtime_ns, info.st_ino)
+            )
     return found
 
 
@@ -871,8 +903,9 @@ def grade(
         if stop.is_set():
             return None
         student, lesson, path = submissions[index]
+        before = None if status.sandboxed else _listing(root)
         try:
-            return grade_notebook(
+            result = grade_notebook(
                 path,
                 registry[lesson],
                 cell_timeout=cell_timeout,
@@ -886,6 +919,17 @@ def grade(
             )
         except Exception as exc:  # a failure of the grader itself on this notebook: report it, go on
             return _crashed_all(registry[lesson], _one_line(f"the grader failed on this notebook ({exc!r})"))
+        if before is not None:  # no sandbox: what changed in the submissions folder while it ran
+            after = _listing(root)
+            touched = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+            if touched:
+                others = " (or by a notebook graded at the same time: JOBS=1 tells which)" if jobs > 1 else ""
+                result.tampering.append(
+                    _one_line(
+                        f"files in the submissions folder changed while it ran{others}: " + ", ".join(touched[:5]), 400
+                    )
+                )
+        return result
 
     bar = tqdm(total=len(pending), desc="grading", unit="notebook", disable=not progress, file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -903,7 +947,7 @@ def grade(
                     stop.set()
                     result.tampering.append("the course tree changed while it ran (the run was stopped)")
             results[index] = result
-            if not result.tampering or not changed:
+            if not changed:  # a run whose course tree changed caches nothing more
                 cache.put(key, result)
     bar.close()
 

@@ -325,12 +325,17 @@ def test_without_the_sandbox_the_report_says_so_and_processes_still_end(tmp_path
         "sid",
         hostile(f"import subprocess\nsubprocess.Popen(['sleep', {SLEEP!r}], start_new_session=True)\n"),
     )
+    planted = tmp_path / "ada" / "planted.txt"
+    write(tmp_path, "tom", hostile(f"open({str(planted)!r}, 'w').write('x')\n"))
     run = grading.grade(
-        tmp_path, registry=REGISTRY, cell_timeout=5, notebook_timeout=60, progress=False, jobs=2, use_sandbox=False
+        tmp_path, registry=REGISTRY, cell_timeout=5, notebook_timeout=60, progress=False, jobs=1, use_sandbox=False
     )
+    planted.unlink()  # without a sandbox the write lands; it is flagged on the culprit's rows
     assert run.sandbox.startswith("NOT SANDBOXED") and "WITHOUT a sandbox" in run.sandbox
     page = (tmp_path / "grades.html").read_text(encoding="utf-8")
     assert 'data-sandboxed="false"' in page and "WITHOUT a sandbox" in page
-    assert [r.status for r in run.records] == ["passed"] * 6
+    assert [r.status for r in run.records] == ["passed"] * 9
+    assert {s for s, _, _ in run.tampering} == {"tom"}
+    assert "files in the submissions folder changed while it ran: ada/planted.txt" in run.tampering[0][2]
     assert leftover_processes() == []
     assert re.search(r"read and\s+write any file", sandbox.WITHOUT_SANDBOX, re.IGNORECASE)
