@@ -339,3 +339,26 @@ def test_without_the_sandbox_the_report_says_so_and_processes_still_end(tmp_path
     assert "files in the submissions folder changed while it ran: ada/planted.txt" in run.tampering[0][2]
     assert leftover_processes() == []
     assert re.search(r"read and\s+write any file", sandbox.WITHOUT_SANDBOX, re.IGNORECASE)
+
+
+def test_the_sandbox_command_hides_the_class_and_binds_the_course_read_only(tmp_path):
+    submissions = tmp_path / "class"
+    (tmp_path / "job" / "box").mkdir(parents=True)
+    args = sandbox.command(tmp_path / "job", course=REPO, decoys=[submissions, REPO], limits=sandbox.Limits())
+    assert {"--unshare-all", "--die-with-parent", "--new-session", "--clearenv"} <= set(args)
+    mounts = []  # (option, destination) in order
+    for i, arg in enumerate(args[: args.index("--")]):
+        if arg == "--tmpfs":
+            mounts.append((arg, args[i + 1]))
+        elif arg in ("--ro-bind", "--bind"):
+            mounts.append((arg, args[i + 2]))
+    tmpfs = [dest for kind, dest in mounts if kind == "--tmpfs"]
+    assert str(submissions) in tmpfs and str(REPO) in tmpfs
+    writable = [dest for kind, dest in mounts if kind == "--bind"]
+    assert writable == [sandbox.JOB_ROOT]  # the only folder shared with the grader
+    order = [dest for _, dest in mounts]
+    assert order.index(str(REPO)) < order.index(str(REPO / "course_utils"))  # the package shows through the decoy
+    assert ("--ro-bind", str(REPO / "course_utils")) in mounts
+    assert not any(dest.startswith(str(REPO / "notebooks")) for _, dest in mounts)  # the solutions are not there
+    with pytest.raises(ValueError, match="memory limit must be a positive integer"):
+        sandbox.Limits(memory=0)
