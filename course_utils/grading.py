@@ -1036,6 +1036,11 @@ def main(argv=None) -> int:
         print(f"{TAMPERING} flagged on {len({(s, n) for s, n, _ in run.tampering})} notebook(s): see the report")
     if run.forged:
         print(f"{run.forged} cache entr(y/ies) failed their signature and were ignored (graded again)")
+    skipped = [(s, n, note) for s, n, note in run.problems if note.startswith(("not graded", "refused"))]
+    for student, name, note in skipped[:20]:
+        print(f"  {'/'.join(x for x in (student, name) if x)}: {note}")
+    if len(skipped) > 20:
+        print(f"  … and {len(skipped) - 20} more")
     print(f"{len(run.problems)} entries not graded or with problems are listed in the report")
     print(f"wrote {run.csv_path} and {run.html_path}")
     return 0
