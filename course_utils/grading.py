@@ -963,7 +963,7 @@ def grade(
     run.course_changed = changed or _changed(before, _course_fingerprint(course))
     run.csv_path = write_csv(run.records, root / "grades.csv")
     run.html_path = root / "grades.html"
-    run.html_path.write_text(grade_report.render_html(run), encoding="utf-8")
+    _replace(run.html_path, grade_report.render_html(run))
     if run.course_changed:
         raise RuntimeError(
             "the course tree changed during grading (" + ", ".join(run.course_changed[:5]) + "): restore it "
@@ -984,12 +984,22 @@ def write_csv(records, path) -> Path:
     Cells that a spreadsheet would read as a formula are neutralised (:func:`csv_safe`).
     """
     path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(CSV_COLUMNS)
-        for r in records:
-            writer.writerow([csv_safe(v) for v in (r.student, r.lesson, r.exercise, r.status, r.detail)])
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow(CSV_COLUMNS)
+    for r in records:
+        writer.writerow([csv_safe(v) for v in (r.student, r.lesson, r.exercise, r.status, r.detail)])
+    _replace(path, handle.getvalue())
     return path
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``path`` as a new file put in place at once: a link planted at ``path`` is replaced, never followed."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
 
 
 def _bytes(text: str) -> int:

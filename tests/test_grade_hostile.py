@@ -155,6 +155,7 @@ def build(root: Path) -> dict:
     write(root, "dan", honest())
     write(root, "dan", honest(), name="91_again.ipynb")
     (root / "notes.txt").write_text("top-level file")
+    (root / "grades.html").symlink_to(REPO / "README.md")  # the report, planted as a link (an unzipped archive)
     return {"ada": ada}
 
 
@@ -232,6 +233,7 @@ def test_no_file_of_the_class_changed_and_the_course_tree_is_unchanged(graded):
     assert grading._course_fingerprint(REPO) == course_before
     assert run.course_changed == []
     assert not (root / grading.CACHE_DIR / "evil.json").exists()
+    assert not (root / "grades.html").is_symlink()  # the planted link was replaced, README.md not written
 
 
 def test_no_process_is_left(graded):
@@ -290,12 +292,14 @@ def test_every_entry_is_graded_or_listed_with_a_reason(graded):
         ("carl", f"Copy of {NAME}"): f"rename it {NAME}",
         ("dan", NAME): "91_again.ipynb is already lesson 91",
         ("", "notes.txt"): "a file outside any student folder",
+        ("", "grades.html"): "refused: a symbolic link",
     }
     for key, fragment in expected.items():
         assert fragment in listed.get(key, ""), (key, listed.get(key))
     graded_students = {r.student for r in run.records}
     entries = {p.name for p in root.iterdir()} - set(grading.OWN_FILES)
-    assert entries == graded_students | {s for s, _ in listed if s} | {n for s, n in listed if not s}
+    named = graded_students | {s for s, _ in listed if s} | {n for s, n in listed if not s}
+    assert entries == named - set(grading.OWN_FILES)
     page = (root / "grades.html").read_text(encoding="utf-8")
     assert 'data-sandboxed="true"' in page and "Copy of" in page and "..evil" in page
     assert not any(r.student == "linky" for r in run.records)
