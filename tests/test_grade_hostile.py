@@ -1,6 +1,11 @@
 """make grade on a class with hostile submissions among honest students (issue 22).
 
-Every hostile notebook is a few lines a curious student could write. Planted among honest students, graded in
+Every hostile notebook is a few lines a curious student could write: writing into another student's folder,
+the cache, the report and course_utils/checks.py; detached processes; reading another student's notebook, a
+lesson (the solutions), the course's code and /etc/passwd and raising or logging the text; connecting to a server
+on the grader's loopback; 6 GB at once; 200 processes; a check line no check cell wrote; a replaced checks.check.
+Beside them: symbolic links (to a lesson, to /etc/passwd, a student folder, the report), a FIFO, odd names, a
+forged cache entry. Planted among honest students, graded in
 one run (``jobs=2``), they must leave: every honest student's rows and files unchanged, the course tree
 unchanged, no process behind, no other file's text in the report, and each tampering flagged on the culprit's
 own rows. Every entry of the submissions folder is graded or listed with a reason; a folder named ``=1+2`` is
@@ -17,6 +22,7 @@ import csv
 import hashlib
 import os
 import re
+import socket
 import sys
 from pathlib import Path
 
@@ -73,9 +79,17 @@ def course_code_line() -> str:
     raise AssertionError("no such line")
 
 
-def build(root: Path) -> dict:
+def build(root: Path, port: int) -> dict:
     """The class: honest students, hostile ones, and odd entries. Returns what the test needs to know."""
     ada = write(root, "ada", honest(f"my_note = {SECRET!r}"))
+    # the network: a server of the grader's machine on loopback (as a hub's proxy would be)
+    write(
+        root,
+        "nat",
+        hostile(
+            f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3).send(b'x')\nexcept OSError:\n    pass\n"
+        ),
+    )
     write(root, "_alice", honest())
     write(root, "=1+2", honest())
     checks_py = REPO / "course_utils" / "checks.py"
@@ -198,7 +212,11 @@ def graded(tmp_path_factory):
     if not SANDBOXED:
         pytest.skip(f"no bubblewrap sandbox here ({sandbox.status().line[:120]}): apt-get install bubblewrap")
     root = tmp_path_factory.mktemp("class")
-    known = build(root)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.setblocking(False)
+    known = build(root, server.getsockname()[1])
     # a forged cache entry (as a kernel without a sandbox could write) for the honest student's notebook
     cache = grading._Cache(root / grading.CACHE_DIR)
     ex = grading._normalize_registry(REGISTRY)["91"]
@@ -212,6 +230,13 @@ def graded(tmp_path_factory):
     run = grading.grade(
         root, registry=REGISTRY, cell_timeout=5, notebook_timeout=60, progress=False, jobs=2, limits=LIMITS
     )
+    try:
+        server.accept()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    server.close()
+    assert not connected, "a notebook reached a server on the grader's loopback"
     return root, run, files_before, course_before
 
 
@@ -277,6 +302,7 @@ def test_limits_stop_a_notebook_and_nothing_else(graded):
     many = rows_of(root, "pat")
     assert all(r["status"] == "crashed" and "more than 64 processes" in r["detail"] for r in many), many
     assert [r["status"] for r in rows_of(root, "sid")] == ["passed"] * 3
+    assert [r["status"] for r in rows_of(root, "nat")] == ["passed"] * 3  # its connection failed, nothing else
 
 
 def test_every_entry_is_graded_or_listed_with_a_reason(graded):
