@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import secrets
 import signal
 import sys
@@ -41,6 +40,10 @@ _CELL_LINE = re.compile(r"^\s*(?:-+>|\x1b\[[0-9;]*m-+>)?\s*(\d+)\b")
 
 
 def _set_limits(limits: dict) -> None:
+    try:
+        import resource
+    except ImportError:  # Windows: no resource limits (the report says the run had no sandbox)
+        return
     for name, key in (("RLIMIT_AS", "memory"), ("RLIMIT_NPROC", "processes"), ("RLIMIT_FSIZE", "file_size")):
         value = limits.get(key)
         if isinstance(value, int) and value > 0:
