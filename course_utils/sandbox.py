@@ -76,10 +76,16 @@ class Status:
 
 @functools.cache
 def _probe(bwrap: str) -> str | None:
-    """None when ``bwrap`` starts a sandbox like the grader's here; else why not."""
+    """None when ``bwrap`` starts a sandbox like the grader's here (every option it uses); else why not."""
     try:
         done = subprocess.run(
-            [bwrap, *_system_binds(), "--unshare-all", "--die-with-parent", "--proc", "/proc", "--dev", "/dev", "true"],
+            [
+                bwrap,
+                *_system_binds(),
+                *("--proc", "/proc", "--dev", "/dev", "--size", "1048576", "--tmpfs", "/tmp", "--dir", "/tmp/x"),
+                *("--unshare-all", "--uid", "1000", "--gid", "1000", "--hostname", "grading", "--die-with-parent"),
+                *("--new-session", "--chdir", "/tmp/x", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "true"),
+            ],
             capture_output=True,
             timeout=30,
         )
