@@ -40,7 +40,7 @@ __all__ = ["Limits", "Status", "status", "command", "JOB_ROOT", "WITHOUT_SANDBOX
 JOB_ROOT = "/grade"  # where the notebook's copy appears inside the sandbox
 BWRAP = "bwrap"
 WITHOUT_SANDBOX = (
-    "graded WITHOUT a sandbox (bubblewrap is not available here): each notebook still runs in its own "
+    "graded WITHOUT a sandbox: each notebook still runs in its own "
     "process group in a temporary copy, under the memory, process and file-size limits, and every process it "
     "started is killed at the end; the cache is still signed, symbolic links are still refused and the course "
     "tree is still verified after every notebook (the run stops if it changed). But a notebook can READ and "
@@ -99,10 +99,14 @@ def _probe(bwrap: str) -> str | None:
 def status(use_sandbox: bool = True) -> Status:
     """Is bubblewrap here and able to sandbox? (``use_sandbox=False``: the caller asked for no sandbox.)"""
     if not use_sandbox:
-        return Status(False, "NOT SANDBOXED (--no-sandbox): " + WITHOUT_SANDBOX)
+        return Status(False, "NOT SANDBOXED (--no-sandbox was given): " + WITHOUT_SANDBOX)
     bwrap = shutil.which(BWRAP)
-    if not sys.platform.startswith("linux") or bwrap is None:
-        return Status(False, "NOT SANDBOXED: " + WITHOUT_SANDBOX)
+    if not sys.platform.startswith("linux"):
+        return Status(
+            False, f"NOT SANDBOXED (bubblewrap runs on Linux only, this is {sys.platform}): " + WITHOUT_SANDBOX
+        )
+    if bwrap is None:
+        return Status(False, "NOT SANDBOXED (bubblewrap is not installed here): " + WITHOUT_SANDBOX)
     why = _probe(bwrap)
     if why:
         return Status(False, f"NOT SANDBOXED ({why}): " + WITHOUT_SANDBOX)

@@ -395,3 +395,12 @@ def test_the_sandbox_command_hides_the_class_and_binds_the_course_read_only(tmp_
     assert not any(dest.startswith(str(REPO / "notebooks")) for _, dest in mounts)  # the solutions are not there
     with pytest.raises(ValueError, match="memory limit must be a positive integer"):
         sandbox.Limits(memory=0)
+
+
+def test_the_status_line_says_why_there_is_no_sandbox(monkeypatch):
+    assert sandbox.status(False).line.startswith("NOT SANDBOXED (--no-sandbox was given)")
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    line = sandbox.status().line
+    if sys.platform.startswith("linux"):
+        assert line.startswith("NOT SANDBOXED (bubblewrap is not installed here)")
+    assert "can READ and WRITE any file" in line and "apt-get install bubblewrap" in line
