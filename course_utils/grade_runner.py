@@ -1,9 +1,11 @@
-"""Run one submitted notebook and write what happened: the part of ``make grade`` inside the sandbox.
+"""Run one submitted notebook and report what happened: the part of ``make grade`` inside the sandbox.
 
 ``python -m course_utils.grade_runner ROOT/job.json`` (started by :mod:`course_utils.grading`, inside the
 bubblewrap sandbox of :mod:`course_utils.sandbox` where there is one). ``ROOT`` holds ``job.json`` (the
-notebook's name and the limits), ``work/`` (the copy of the notebook: the kernel's working directory) and
-``home/``; the runner writes ``ROOT/result.json``:
+notebook's name and the limits) and ``submitted/NAME`` (the student's notebook), read-only in the sandbox; the
+runner copies the notebook into ``work/`` (the kernel's working directory) and keeps the check log in ``log/``
+(in the sandbox both are size-limited tmpfs, as are ``home/`` and ``/tmp``: nothing the notebook writes reaches
+the grader's disk). It writes one JSON object to its stdout, a pipe the grader reads (at most a few MB):
 
 - ``cells``: for every code cell, whether it ran, its error (exception name, message, the line of the student's
   own cell it came from) and the byte range of the check log written while it ran;
@@ -11,10 +13,11 @@ notebook's name and the limits), ``work/`` (the copy of the notebook: the kernel
 - ``probe``: where ``course_utils.checks.check`` and the check log's writer came from at the end (a replaced
   checker is flagged by the grader);
 - ``outside``: files the notebook wrote into the sandbox's decoys (the submissions folder, the course tree,
-  ``$HOME`` as the grader sees them: empty tmpfs here).
+  ``$HOME`` as the grader sees them: empty tmpfs here); ``written``: files it wrote in its own folder;
+- ``log``: the check log (latin-1 text: one character per byte).
 
-Everything here runs as the student's code does, so a notebook can change this file or this process: it can
-only spoil its own result (the grader checks the shape of ``result.json`` and treats a missing one as a crash).
+Everything here runs as the student's code does, so a notebook can change this process or what it writes: it can
+only spoil its own result (the grader checks the shape of the result and treats a missing one as a crash).
 Never imported by the lessons.
 """
 
@@ -31,6 +34,7 @@ import time
 from pathlib import Path
 
 MAX_MESSAGE = 2000  # characters of an exception message kept (the grader cuts further)
+MAX_LOG = 4 * 2**20  # bytes of the check log handed back
 PROBE_MODULES = {
     "course_utils.checks": ("check", "predict"),
     "course_utils.exercises.log": ("write", "build"),
@@ -155,7 +159,10 @@ def run(job_path: Path) -> dict:
 
     job = json.loads(job_path.read_text(encoding="utf-8"))
     root = job_path.parent
-    work, log_path = root / "work", root / "check_log.jsonl"
+    work, log_path = root / "work", root / "log" / "check_log.jsonl"
+    for folder in ("work", "home", "log"):  # in the sandbox: size-limited tmpfs mounted by bwrap
+        (root / folder).mkdir(exist_ok=True)
+    (work / job["notebook"]).write_bytes((root / "submitted" / job["notebook"]).read_bytes())
     limits = job.get("limits", {})
     cell_timeout, notebook_timeout = float(job["cell_timeout"]), float(job["notebook_timeout"])
     _set_limits(limits)
@@ -205,7 +212,7 @@ def run(job_path: Path) -> dict:
     index = 0
     devnull = open(os.devnull, "wb")  # noqa: SIM115 - the kernel's stderr (start-up warnings) stays out
     try:
-        with client.setup_kernel(env=env, cwd=str(work), stderr=devnull, cleanup_kc=True):
+        with client.setup_kernel(env=env, cwd=str(work), stdout=devnull, stderr=devnull, cleanup_kc=True):
             client.reset_execution_trackers()
             for index, (cell_index, cell) in enumerate(code_cells):
                 remaining = deadline - time.monotonic()
@@ -261,16 +268,30 @@ def run(job_path: Path) -> dict:
     watch.done.set()
     result["processes"] = watch.most
     result["outside"] = _scan(job.get("decoys", []), job.get("bound", []))
+    written = []
+    for folder, dirs, files in os.walk(work, followlinks=False):
+        for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]):
+            relative = os.path.relpath(os.path.join(folder, name), work)
+            if relative != job["notebook"] and len(written) < 50:
+                written.append(relative)
+    result["written"] = written
+    try:
+        with open(log_path, "rb") as handle:  # latin-1: one character per byte, so the offsets stay right
+            result["log"] = handle.read(MAX_LOG).decode("latin-1")
+    except OSError:
+        result["log"] = ""
     return result
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    job_path = Path(argv[0])
-    result = run(job_path)
-    tmp = job_path.parent / "result.json.tmp"
-    tmp.write_text(json.dumps(result), encoding="utf-8")
-    os.replace(tmp, job_path.parent / "result.json")
+    out = os.dup(1)  # the result goes to the grader through the pipe on stdout, nothing else does
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    result = run(Path(argv[0]))
+    with os.fdopen(out, "wb") as handle:
+        handle.write(json.dumps(result).encode("utf-8"))
     return 0
 
 

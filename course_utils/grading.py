@@ -511,9 +511,9 @@ def grade_notebook(
     job_dir = Path(tempfile.mkdtemp(prefix="grade_"))
     try:
         box = job_dir / "box"
-        for folder in ("work", "home"):
+        for folder in ("submitted", "work", "home", "log"):  # the last three: tmpfs mount points in the sandbox
             (box / folder).mkdir(parents=True)
-        (box / "work" / name).write_bytes(data)
+        (box / "submitted" / name).write_bytes(data)
         home = Path.home().resolve()
         all_decoys = [Path(d).resolve() for d in decoys or []] + [course.resolve(), home]
         bound = [str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).resolve())]
@@ -538,12 +538,13 @@ def grade_notebook(
             proc = subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
                 stderr=stderr,
-                cwd=str(box / "work"),
+                cwd=str(box),
                 env=env,
                 start_new_session=True,
             )
+            output = _Drain(proc.stdout, MAX_RESULT_BYTES)
             try:
                 proc.wait(timeout=notebook_timeout + 120)  # the runner keeps its own limits; this is the backstop
                 backstop = False
@@ -551,22 +552,18 @@ def grade_notebook(
                 backstop = True
             finally:
                 _end_everything(proc, token)
-        # everything in the box was written by the notebook's processes (all ended now): never follow a link
-        result = None
-        raw = _read_regular(box / "result.json", MAX_RESULT_BYTES)
+                output.join(timeout=30)
         try:
-            result = json.loads(raw.decode("utf-8")) if raw is not None else None
+            result = json.loads(output.data.decode("utf-8")) if not output.overflow else None
         except (ValueError, UnicodeDecodeError):
             result = None
-        log_data = _read_regular(box / "check_log.jsonl", MAX_RESULT_BYTES) or b""
+        log_data = b""
         written = []
-        work = box / "work"
-        if work.is_dir() and not work.is_symlink():
-            for folder, dirs, files in os.walk(work, followlinks=False):
-                for file in sorted(files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]):
-                    relative = os.path.relpath(os.path.join(folder, file), work)
-                    if relative != name:
-                        written.append(_shown(relative))
+        if isinstance(result, dict):
+            log_text = result.get("log")
+            log_data = log_text.encode("latin-1", errors="replace") if isinstance(log_text, str) else b""
+            found = result.get("written")
+            written = [_shown(str(w)) for w in found[:50]] if isinstance(found, list) else []
         stderr_tail = stderr_path.read_bytes()[-300:].decode(errors="replace") if stderr_path.exists() else ""
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
@@ -669,16 +666,26 @@ def grade_notebook(
     return out
 
 
-def _read_regular(path: Path, limit: int) -> bytes | None:
-    """At most ``limit`` bytes of a regular file, never through a symbolic link; None when there is none."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return handle.read(limit)
+class _Drain(threading.Thread):
+    """Read a pipe to its end, keeping at most ``limit`` bytes (``overflow`` when there were more)."""
+
+    def __init__(self, pipe, limit: int):
+        super().__init__(daemon=True)
+        self.pipe, self.limit, self.chunks, self.size, self.overflow = pipe, limit, [], 0, False
+        self.start()
+
+    def run(self) -> None:
+        with self.pipe:
+            while chunk := self.pipe.read(65536):
+                if self.size + len(chunk) > self.limit:
+                    self.overflow = True
+                    continue
+                self.chunks.append(chunk)
+                self.size += len(chunk)
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
 
 
 def _valid_result(result, n_cells: int) -> bool:

@@ -5,8 +5,9 @@ On Linux with bubblewrap (``/usr/bin/bwrap``, the Debian package ``bubblewrap``)
 
 - the system (``/usr`` and its ``/bin``, ``/lib`` links), the Python installation and the course's ``.venv``,
   the course package ``course_utils/`` and ``data/``: all **read-only**;
-- ``/grade``: the notebook's own temporary copy (the only folder that outlives the sandbox; the grader reads the
-  results out of it), and ``/tmp``: an empty scratch space;
+- ``/grade``: the job (read-only) with ``work/`` (the kernel's folder, holding its own copy of the notebook),
+  ``home/`` and ``log/`` (the check log), and ``/tmp``: each an empty tmpfs of at most ``Limits.scratch`` bytes.
+  Nothing the notebook writes reaches the grader's disk; the runner hands its result back through a pipe;
 - empty, writable decoys (tmpfs) at the real paths of the submissions folder (so: every other student, the
   cache, the report), the course tree and ``$HOME``: a notebook that writes there writes into nothing, and the
   runner lists what it wrote (the grader flags it as tampering).
@@ -180,10 +181,10 @@ def command(job_dir: Path, *, course: Path, decoys: list, limits: Limits, python
     ]
     for _, mount in mounts:
         args += mount
+    args += ["--ro-bind", str(Path(job_dir) / "box"), JOB_ROOT]  # job.json and the notebook: read-only
+    for folder in ("work", "home", "log"):  # what the notebook may write: memory, limited, gone with the sandbox
+        args += ["--size", str(limits.scratch), "--tmpfs", f"{JOB_ROOT}/{folder}"]
     args += [
-        "--bind",
-        str(Path(job_dir) / "box"),
-        JOB_ROOT,
         "--unshare-all",
         "--uid",
         "1000",

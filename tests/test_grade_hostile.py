@@ -3,7 +3,7 @@
 Every hostile notebook is a few lines a curious student could write: writing into another student's folder,
 the cache, the report and course_utils/checks.py; detached processes; reading another student's notebook, a
 lesson (the solutions), the course's code and /etc/passwd and raising or logging the text; connecting to a server
-on the grader's loopback; 6 GB at once; 200 processes; a check line no check cell wrote; a replaced checks.check.
+on the grader's loopback; filling the disk; 6 GB at once; 200 processes; a check line no check cell wrote; a replaced checks.check.
 Beside them: symbolic links (to a lesson, to /etc/passwd, a student folder, the report), a FIFO, odd names, a
 forged cache entry. Planted among honest students, graded in
 one run (``jobs=2``), they must leave: every honest student's rows and files unchanged, the course tree
@@ -38,7 +38,7 @@ IDS = [i for i, _ in REGISTRY["91"]]
 NAME = "91_synthetic.ipynb"
 SECRET = "ADA-PRIVATE-ANSWER-7d1f0c2e9b"  # in the honest student's notebook only
 SLEEP = "611.25"  # a detached `sleep 611.25` must not outlive the run
-LIMITS = sandbox.Limits(memory=3 * 2**30, processes=64)
+LIMITS = sandbox.Limits(memory=3 * 2**30, processes=64, file_size=8 * 2**20, scratch=32 * 2**20)
 SANDBOXED = sandbox.status().sandboxed
 
 LOGGER = """import json, os
@@ -150,6 +150,25 @@ def build(root: Path, port: int) -> dict:
     fred.cells = [c for c in fred.cells if "'91.gamma'" not in c.source]  # its gamma check cell is gone
     nbformat.write(fred, root / "fred" / NAME)
     write(root, "rita", hostile("from course_utils import checks\nchecks.check = lambda exercise_id, fn, **k: fn\n"))
+    # filling the disk: its own folder, /tmp, the job's folder
+    dora = hostile(
+        "import os\n"
+        "total, job_written = 0, False\n"
+        "for n in range(40):\n"
+        "    try:\n"
+        "        with open(f'fill{n}.bin', 'wb') as handle:\n"
+        "            handle.write(b'x' * 2**23)\n"
+        "        total += 2**23\n"
+        "    except OSError:\n"
+        "        break\n"
+        "try:\n"
+        "    open('/grade/fill.bin', 'wb').write(b'x')\n"
+        "    job_written = True\n"
+        "except OSError:\n"
+        "    pass\n"
+    )
+    dora.cells[3].source = "log('91.alpha', 'passed', f'{total} {job_written}')"
+    write(root, "dora", dora)
     # 6 GB at once; more processes than the limit
     write(root, "max", hostile("import numpy as np\nbig = np.ones(6 * 2**30, dtype=np.uint8)\n"))
     write(
@@ -302,6 +321,8 @@ def test_limits_stop_a_notebook_and_nothing_else(graded):
     root, _, _, _ = graded
     big = rows_of(root, "max")
     assert all(r["status"] == "passed" and "MemoryError: Unable to allocate 6.00 GiB" in r["detail"] for r in big), big
+    total, job_written = rows_of(root, "dora")[0]["detail"].split()[:2]
+    assert 0 < int(total) <= LIMITS.scratch and job_written == "False"  # its tmpfs filled up; /grade is read-only
     many = rows_of(root, "pat")
     assert all(r["status"] == "crashed" and "more than 64 processes" in r["detail"] for r in many), many
     assert [r["status"] for r in rows_of(root, "sid")] == ["passed"] * 3
@@ -374,7 +395,7 @@ def test_without_the_sandbox_the_report_says_so_and_processes_still_end(tmp_path
     assert re.search(r"read and\s+write any file", sandbox.WITHOUT_SANDBOX, re.IGNORECASE)
 
 
-def test_the_sandbox_command_hides_the_class_and_binds_the_course_read_only(tmp_path):
+def test_the_sandbox_command_hides_the_class_and_writes_nothing_to_disk(tmp_path):
     submissions = tmp_path / "class"
     (tmp_path / "job" / "box").mkdir(parents=True)
     args = sandbox.command(tmp_path / "job", course=REPO, decoys=[submissions, REPO], limits=sandbox.Limits())
@@ -387,8 +408,9 @@ def test_the_sandbox_command_hides_the_class_and_binds_the_course_read_only(tmp_
             mounts.append((arg, args[i + 2]))
     tmpfs = [dest for kind, dest in mounts if kind == "--tmpfs"]
     assert str(submissions) in tmpfs and str(REPO) in tmpfs
-    writable = [dest for kind, dest in mounts if kind == "--bind"]
-    assert writable == [sandbox.JOB_ROOT]  # the only folder shared with the grader
+    assert not [dest for kind, dest in mounts if kind == "--bind"]  # no folder of the grader's disk is writable
+    assert ("--ro-bind", sandbox.JOB_ROOT) in mounts
+    assert {f"{sandbox.JOB_ROOT}/{f}" for f in ("work", "home", "log")} | {"/tmp"} <= set(tmpfs)
     order = [dest for _, dest in mounts]
     assert order.index(str(REPO)) < order.index(str(REPO / "course_utils"))  # the package shows through the decoy
     assert ("--ro-bind", str(REPO / "course_utils")) in mounts
