@@ -2,7 +2,9 @@
 
 1. **Speedup.** ``--submissions`` (default 20) students each hand in lesson 01 solved (tests/solved_lessons.py;
    every notebook different by one markdown cell, the cache off): graded with ``jobs=1``, then ``jobs=2``
-   (each notebook in its own bubblewrap sandbox where there is one). Prints both wall times and the speedup.
+   (each notebook in its own bubblewrap sandbox where there is one). Prints both wall times, the speedup, the
+   CPU seconds per notebook and how many cores the run had on average (CPU / wall: on a busy machine, less than
+   it asked for; the speedup then measures the machine's other load as much as the grader).
 2. **Per lesson.** Each lesson 00-08 solved, graded once alone (``jobs=1``): seconds per notebook.
 3. **Projection.** 300 students x the 9 lessons on a 16-core machine: the sum of (2)'s seconds x 300, divided by
    16 x the parallel efficiency measured in (1) (speedup / 2). An estimate: it assumes that machine's cores are
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -47,10 +50,17 @@ def _class(root: Path, lessons: list, students: int) -> None:
             nbformat.write(nb, folder / path.name)
 
 
-def _timed(root: Path, jobs: int) -> tuple[float, grading.GradeRun]:
-    start = time.perf_counter()
+def _cpu() -> float:
+    """CPU seconds of this process and of every process it waited for (the sandboxes, runners and kernels)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _timed(root: Path, jobs: int) -> tuple[float, grading.GradeRun, float]:
+    """Wall seconds, the run, and the CPU seconds it took."""
+    start, cpu = time.perf_counter(), _cpu()
     run = grading.grade(root, cell_timeout=300, notebook_timeout=900, use_cache=False, progress=False, jobs=jobs)
-    return time.perf_counter() - start, run
+    return time.perf_counter() - start, run, _cpu() - cpu
 
 
 def _check(run: grading.GradeRun) -> None:
@@ -73,15 +83,19 @@ def main(argv=None) -> int:
         root = Path(tmp) / "class"
         _class(root, lesson_01, args.submissions)
         for jobs in (1, 2):
-            seconds, run = _timed(root, jobs)
+            seconds, run, cpu = _timed(root, jobs)
             _check(run)
             times[jobs] = seconds
             print(
                 f"JOBS={jobs}: {args.submissions} notebooks (lesson 01 solved) in {seconds:6.1f} s "
-                f"({seconds / args.submissions:.2f} s per notebook)"
+                f"({seconds / args.submissions:.2f} s per notebook; {cpu / args.submissions:.2f} CPU s per notebook; "
+                f"it had {cpu / seconds:.2f} cores on average)"
             )
     speedup = times[1] / times[2]
     print(f"speedup JOBS=2 / JOBS=1: {speedup:.2f}x (target >= 1.7x on 2 cores)")
+    print(
+        '  ("it had N cores": CPU seconds / wall seconds; below 1 for JOBS=1 or 2 for JOBS=2, other load took the rest)'
+    )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.no_per_lesson:
         return 0
@@ -90,7 +104,7 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory(prefix="grade_bench_") as tmp:
             root = Path(tmp) / "class"
             _class(root, [path], 1)
-            seconds, run = _timed(root, 1)
+            seconds, run, _ = _timed(root, 1)
             _check(run)
             per_lesson[path.name[:2]] = seconds
             print(f"lesson {path.name[:2]}: {seconds:6.1f} s for one notebook")
