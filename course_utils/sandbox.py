@@ -42,7 +42,7 @@ JOB_ROOT = "/grade"  # where the notebook's copy appears inside the sandbox
 BWRAP = "bwrap"
 WITHOUT_SANDBOX = (
     "graded WITHOUT a sandbox: each notebook still runs in its own "
-    "process group in a temporary copy, under the memory, process and file-size limits, and every process it "
+    "process group in a temporary copy, under the memory and file-size limits, and every process it "
     "started is killed at the end; the cache is still signed, symbolic links are still refused and the course "
     "tree is still verified after every notebook (the run stops if it changed). But a notebook can READ and "
     "WRITE any file this user can, including other students' notebooks and the report, and use the network: "
