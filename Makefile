@@ -28,7 +28,7 @@ help:
 	@echo "make bench          run the benchmarks and print their tables"
 	@echo "make data           regenerate data/ (bit-identical) and verify checksums"
 	@echo "make checkpoints    retrain the shipped model checkpoints in data/checkpoints/"
-	@echo "make grade SUBMISSIONS=path   class report: run every student notebook, write grades.csv and grades.html"
+	@echo "make grade SUBMISSIONS=path [JOBS=N]   class report: every student notebook in its own sandbox -> grades.csv, grades.html"
 	@echo "make publish        commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
 	@echo "make pull-link HUB=https://hub... REPO=https://...   the nbgitpuller link that gives each student the course"
 	@echo "make test-hub       start a real JupyterHub on loopback: pull link, live class report, limits, restart"
@@ -119,11 +119,16 @@ data: env
 checkpoints: env
 	$(BIN)/python -m course_utils.reversal.checkpoints --write-checkpoints data/checkpoints
 
-# The class report: make grade SUBMISSIONS=path (path/<student>/NN_*.ipynb -> path/grades.csv, path/grades.html)
+# The class report: make grade SUBMISSIONS=path (path/<student>/NN_*.ipynb -> path/grades.csv, path/grades.html).
+# Each notebook in its own bubblewrap sandbox (course_utils/sandbox.py); JOBS at once (default: the cores);
+# MEMORY (address space per process, default 4G) and PROCESSES (default 256) per notebook.
 .PHONY: grade
+JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1)
+MEMORY ?= 4G
+PROCESSES ?= 256
 grade: env
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/submissions"; exit 2; }
-	$(BIN)/python -m course_utils.grading "$(SUBMISSIONS)"
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/submissions [JOBS=4]"; exit 2; }
+	$(BIN)/python -m course_utils.grading "$(SUBMISSIONS)" --jobs $(JOBS) --memory $(MEMORY) --processes $(PROCESSES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -3,7 +3,9 @@
 Every cell shows a symbol and the status in words, so the page reads without colour (printed,
 or by a colour-blind reader); its ``title`` holds the detail. Below the students: how many passed
 each exercise, and the most common misconception per exercise. Then the notebook-level
-problems and every result that needs a look (wrong, crashed, timed out, missing), with its detail.
+problems, every entry of the submissions folder that was not graded (with why), tampering flagged per notebook, and
+every result that needs a look (wrong, crashed, timed out, missing), with its detail. Above the table: whether the
+notebooks ran in a sandbox (said plainly when not).
 No script, no external resource: it opens offline, from disk. Everything that comes from a student (names, error
 messages) is escaped.
 
@@ -43,17 +45,42 @@ tfoot th, tfoot td { background: #f8f9fa; font-weight: normal; }
 def _cell(status: str | None, detail: str = "", attrs: str = "") -> str:
     symbol, words, colour = STATUS_STYLE[status] if status else NOT_SUBMITTED
     key = status or "not_submitted"
+    if detail.startswith("TAMPERING"):  # flagged by the grader (course_utils.grading): marked in the grid too
+        attrs += ' data-tampering="true"'
+        symbol = f"⚑ {symbol}"
     return (
         f'<td class="cell {key}" data-status="{key}"{attrs} style="background:{colour}" '
         f'title="{escape(detail)}">{symbol} {words}</td>'
     )
 
 
+def _run_notes(run) -> list:
+    """How the notebooks were isolated, and anything wrong with the run itself (for :func:`render_html`)."""
+    notes = []
+    line = getattr(run, "sandbox", "")
+    if line:
+        sandboxed = not line.startswith("NOT SANDBOXED")
+        style = "" if sandboxed else ' style="background:#ffe066;padding:0.5em;border:2px solid #e76f51"'
+        notes.append(f'<p id="sandbox" data-sandboxed="{str(sandboxed).lower()}"{style}>Sandbox: {escape(line)}.</p>')
+    changed = getattr(run, "course_changed", [])
+    if changed:
+        notes.append(
+            '<p id="course-changed" style="background:#e76f51;padding:0.5em">The course tree changed during this run '
+            f"({escape(', '.join(changed[:10]))}): do not trust this report; restore the course and grade again.</p>"
+        )
+    forged = getattr(run, "forged", 0)
+    if forged:
+        notes.append(
+            f'<p id="forged">{forged} cache entries failed their signature check and were ignored (graded again).</p>'
+        )
+    return notes
+
+
 def render_html(run) -> str:
     """The report page for a :class:`course_utils.grading.GradeRun` (its records, problems and registry)."""
     lessons = sorted({r.lesson for r in run.records})
     columns = [(lesson, ex) for lesson in lessons for ex in run.registry.get(lesson, [])]
-    students = sorted({r.student for r in run.records} | {p[0] for p in run.problems})
+    students = sorted({r.student for r in run.records} | {p[0] for p in run.problems if p[0]})
     by_key = {(r.student, r.exercise): r for r in run.records}
 
     parts = [
@@ -62,9 +89,10 @@ def render_html(run) -> str:
         f"<style>{_CSS}</style></head><body>",
         "<h1>Class report</h1>",
         f"<p>{len(students)} students, {len(run.records)} exercise results from {run.ran + run.cached} notebooks.</p>",
+        *_run_notes(run),
         '<p class="legend">'
         + "".join(f'<span style="background:{c}">{s} {w}</span>' for s, w, c in [*STATUS_STYLE.values(), NOT_SUBMITTED])
-        + "</p>",
+        + "<span>⚑ tampering flagged (see below)</span></p>",
         '<div style="overflow-x:auto"><table id="grades"><thead><tr><th rowspan="2">student</th>',
     ]
     for lesson in lessons:
@@ -100,7 +128,19 @@ def render_html(run) -> str:
             parts.append(f'<td data-exercise="{escape(ex.id)}">—</td>')
     parts.append("</tr></tfoot></table></div>")
 
-    parts.append("<h2>Notebook problems</h2>")
+    tampering = getattr(run, "tampering", [])
+    parts.append("<h2>Tampering</h2>")
+    if tampering:
+        parts.append(
+            '<table id="tampering"><thead><tr><th>student</th><th>notebook</th><th>flagged</th></tr></thead><tbody>'
+        )
+        for student, name, flag in tampering:
+            parts.append(f"<tr><td>{escape(student)}</td><td>{escape(name)}</td><td>{escape(flag)}</td></tr>")
+        parts.append("</tbody></table>")
+    else:
+        parts.append("<p>None detected.</p>")
+
+    parts.append("<h2>Notebook problems and entries not graded</h2>")
     if run.problems:
         parts.append(
             '<table id="problems"><thead><tr><th>student</th><th>notebook</th><th>problem</th></tr></thead><tbody>'

@@ -203,7 +203,7 @@ def test_unknown_lesson_and_duplicate_notebook_are_reported_not_run(tmp_path):
         ("91.gamma", "missing"),
     ]
     notes = [note for _, _, note in run.problems]
-    assert "skipped: 91_a.ipynb is already lesson 91" in notes
+    assert "not graded: 91_a.ipynb is already lesson 91" in notes
     assert "lesson 93 has no registered exercises; not run" in notes
 
 
