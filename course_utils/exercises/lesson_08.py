@@ -32,9 +32,12 @@ __all__ = [
     "MY_DECODER_MASKS",
     "MY_POSITIONS",
     "ENCODER_LAYER",
+    "run_layer",
     "DECODER_LAYER",
     "MY_TRAIN_STEP",
     "MY_GREEDY_DECODE",
+    "TRANSFORMER_PARAMETERS",
+    "TEACHER_FORCED_ACCURACY",
 ]
 
 _GREEDY = "08 · Greedy decoding, by hand"
@@ -152,6 +155,14 @@ _DECODER = "08 · The decoder layer"
 _MHA_FORWARD = "course_utils.attention:MultiHeadAttention.forward"
 
 
+def run_layer(cls, course_module, init_args, inputs):
+    """``cases.run_module`` for the two layer exercises; a function in place of the class that returns nothing gives
+    None (the check then asks about ``return``), as lesson 04's class driver does."""
+    if not isinstance(cls, type) and cls(*init_args) is None:
+        return None
+    return run_module(cls, course_module, init_args, inputs)
+
+
 class EncoderLayer(transformer.EncoderLayer):
     """The course's encoder layer with the stub's constructor ``(d_model, num_heads, d_ff)``."""
 
@@ -245,7 +256,7 @@ ENCODER_LAYER = Exercise(
         "encoder_padding_not_masked": EncoderLayerNoMask,
     },
     allowed=(_MHA_FORWARD,),
-    driver=run_module,
+    driver=run_layer,
     atol=1e-5,
     noun="encoder layer",
     hints=(
@@ -380,7 +391,7 @@ DECODER_LAYER = Exercise(
         "decoder_returns_self_weights": DecoderLayerSelfWeights,
     },
     allowed=(_MHA_FORWARD,),
-    driver=run_module,
+    driver=run_layer,
     output_names=("x", "weights"),
     atol=1e-5,
     noun="decoder layer",
@@ -613,7 +624,198 @@ MY_GREEDY_DECODE = Exercise(
     time_limit=20.0,
 )
 
-EXERCISES = [MY_POSITIONS, MY_DECODER_MASKS, ENCODER_LAYER, DECODER_LAYER, MY_TRAIN_STEP, MY_GREEDY_DECODE]
+# ---- 08.transformer_parameters(vocab, d_model, num_heads, d_ff, num_layers) -> int (Exercise 1) ------------------
+_EX1 = "08 · Exercise 1 · Count the parameters"
+
+
+def parameter_cases():
+    return [
+        Case((13, 32, 4, 64, 1), "this lesson's model"),
+        Case((13, 8, 2, 16, 2), "two layers on each side"),
+        Case((20, 12, 3, 20, 3)),
+        Case((5, 6, 1, 10, 1), "one head"),
+    ]
+
+
+def transformer_parameters(vocab, d_model, num_heads, d_ff, num_layers):
+    config = transformer.TransformerConfig(
+        vocab=vocab, d_model=d_model, num_heads=num_heads, d_ff=d_ff, num_layers=num_layers
+    )
+    return sum(p.numel() for p in transformer.TransformerSeq2Seq(config).parameters())
+
+
+def parameters_formula(vocab, d_model, num_heads, d_ff, num_layers):
+    attention_block = 4 * (d_model * d_model + d_model)  # four projections, each with a bias
+    ffn = d_model * d_ff + d_ff + d_ff * d_model + d_model
+    norm = 2 * d_model  # weight and bias
+    encoder_layer = 2 * norm + attention_block + ffn
+    decoder_layer = 3 * norm + 2 * attention_block + ffn
+    ends = 2 * vocab * d_model + 2 * norm + d_model * vocab + vocab  # embeddings, final norms, out_proj
+    return num_layers * (encoder_layer + decoder_layer) + ends
+
+
+def parameters_by_part(vocab, d_model, num_heads, d_ff, num_layers):
+    linear = lambda n_in, n_out: n_in * n_out + n_out  # noqa: E731
+    parts = {
+        "embeddings": [vocab * d_model] * 2,
+        "encoder": [2 * d_model] * 2 + [linear(d_model, d_model)] * 4 + [linear(d_model, d_ff), linear(d_ff, d_model)],
+        "decoder": [2 * d_model] * 3 + [linear(d_model, d_model)] * 8 + [linear(d_model, d_ff), linear(d_ff, d_model)],
+        "top": [2 * d_model] * 2 + [linear(d_model, vocab)],
+    }
+    layered = sum(parts["encoder"]) + sum(parts["decoder"])
+    return sum(parts["embeddings"]) + num_layers * layered + sum(parts["top"])
+
+
+def parameters_without_norms(vocab, d_model, num_heads, d_ff, num_layers):
+    attention_block = 4 * (d_model * d_model + d_model)
+    ffn = d_model * d_ff + d_ff + d_ff * d_model + d_model
+    per_layer = attention_block + ffn + 2 * attention_block + ffn  # LayerNorms not counted
+    return num_layers * per_layer + 2 * vocab * d_model + d_model * vocab + vocab
+
+
+def _parameters(vocab, d_model, d_ff, num_layers, *, decoder_attentions=2, biases=True):
+    bias = 1 if biases else 0
+    attention_block = 4 * (d_model * d_model + bias * d_model)
+    ffn = d_model * d_ff + bias * d_ff + d_ff * d_model + bias * d_model
+    norm = 2 * d_model
+    per_layer = (2 * norm + attention_block + ffn) + (3 * norm + decoder_attentions * attention_block + ffn)
+    return num_layers * per_layer + 2 * vocab * d_model + 2 * norm + d_model * vocab + bias * vocab
+
+
+def parameters_one_attention_in_decoder(vocab, d_model, num_heads, d_ff, num_layers):
+    return _parameters(vocab, d_model, d_ff, num_layers, decoder_attentions=1)
+
+
+def parameters_without_biases(vocab, d_model, num_heads, d_ff, num_layers):
+    return _parameters(vocab, d_model, d_ff, num_layers, biases=False)
+
+
+TRANSFORMER_PARAMETERS = Exercise(
+    id="08.transformer_parameters",
+    section=_EX1,
+    make_cases=parameter_cases,
+    reference=transformer_parameters,
+    variants=(parameters_formula, parameters_by_part),
+    buggy={
+        "layernorm_not_counted": parameters_without_norms,
+        "decoder_one_attention": parameters_one_attention_in_decoder,
+        "params_no_biases": parameters_without_biases,
+    },
+    forbidden=(
+        "course_utils.reversal.transformer:TransformerSeq2Seq.__init__",
+        "course_utils.reversal.transformer:EncoderLayer.__init__",
+        "course_utils.reversal.transformer:DecoderLayer.__init__",
+        "course_utils.reversal.checkpoints:build_model",
+        "course_utils.attention:MultiHeadAttention.__init__",
+    ),
+    noun="parameter count",
+    hints=(
+        "List the model's parts (embeddings, each layer's sub-layers, the final norms, out_proj): which of them "
+        "hold parameters, and does num_heads change any of their shapes?",
+        "An attention block is four (d_model, d_model) projections with biases; a LayerNorm has a weight and a bias "
+        "of d_model each; the feed-forward network is two Linear layers. The decoder layer has two attention blocks "
+        "and three LayerNorms.",
+        "A Linear(n_in, n_out) holds n_in * n_out + n_out parameters; an embedding table vocab * d_model. Count one "
+        "encoder layer and one decoder layer, multiply by num_layers, then add the parts outside the layers.",
+    ),
+)
+
+
+# ---- 08.teacher_forced_token_accuracy(model, batch) -> float (Exercise 2) ------------------------------------------
+_EX2 = "08 · Exercise 2 · Teacher-forced accuracy"
+
+
+def teacher_forced_cases():
+    from course_utils.reversal import checkpoints
+
+    beyond = data.collate([data.encode(s) for s in ("abcdefghijabcd", "jihgfedcbaj", "cabbage")])  # some past 12
+    short = data.collate([data.encode(s) for s in ("abc", "jjjjj", "abcdefgh")])
+    with torch_seeded(84):
+        fresh = transformer.TransformerSeq2Seq(transformer.TransformerConfig(d_model=8, num_heads=2, d_ff=16))
+    return [
+        Case((checkpoints.load_pretrained("transformer_short"), beyond), "a model trained on 4-12, rows of 14, 11, 7"),
+        Case((checkpoints.load_pretrained("gru_attention"), short), "another model, rows of 3, 5, 8"),
+        Case((fresh, short), "an untrained model"),
+    ]
+
+
+def teacher_forced_token_accuracy(model, batch):
+    return training.teacher_forced_accuracy(model, batch)
+
+
+def teacher_forced_masked_mean(model, batch):
+    model.eval()
+    with torch.no_grad():
+        predicted = model(batch.src, batch.src_lengths, batch.decoder_input).argmax(dim=-1)  # (batch, tgt_len)
+    real = batch.target != PAD
+    return (predicted[real] == batch.target[real]).float().mean().item()
+
+
+def teacher_forced_rows(model, batch):
+    model.eval()
+    hits = total = 0
+    with torch.no_grad():
+        logits = model(batch.src, batch.src_lengths, batch.decoder_input)
+    for b, length in enumerate(batch.src_lengths.tolist()):
+        predicted = logits[b, : length + 1].argmax(dim=-1)  # y + EOS: length + 1 real targets
+        hits += int((predicted == batch.target[b, : length + 1]).sum())
+        total += length + 1
+    return hits / total
+
+
+def _teacher_forced(model, batch, *, count_padding=False, against_input=False):
+    model.eval()
+    with torch.no_grad():
+        predicted = model(batch.src, batch.src_lengths, batch.decoder_input).argmax(dim=-1)
+    wanted = batch.decoder_input if against_input else batch.target
+    if count_padding:
+        return (predicted == wanted).float().mean().item()
+    real = batch.target != PAD
+    return (predicted[real] == wanted[real]).float().mean().item()
+
+
+def teacher_forced_counts_padding(model, batch):
+    return _teacher_forced(model, batch, count_padding=True)
+
+
+def teacher_forced_against_input(model, batch):
+    return _teacher_forced(model, batch, against_input=True)
+
+
+TEACHER_FORCED_ACCURACY = Exercise(
+    id="08.teacher_forced_token_accuracy",
+    section=_EX2,
+    make_cases=teacher_forced_cases,
+    reference=teacher_forced_token_accuracy,
+    variants=(teacher_forced_masked_mean, teacher_forced_rows),
+    buggy={
+        "accuracy_counts_padding": teacher_forced_counts_padding,
+        "accuracy_against_decoder_input": teacher_forced_against_input,
+    },
+    forbidden=("course_utils.reversal.training:teacher_forced_accuracy", "course_utils.reversal.training:evaluate"),
+    atol=1e-6,
+    noun="teacher-forced accuracy",
+    hints=(
+        "Teacher forcing: what does the decoder get as input, and which tokens are its predictions compared with? "
+        "Which positions of the target count?",
+        "Run the model once on (src, src_lengths, decoder_input); the argmax over the vocabulary is each step's "
+        "prediction; compare it with batch.target where the target is not PAD.",
+        "real = batch.target != data.PAD is a (batch, tgt_len) mask; predicted[real] == batch.target[real] gives "
+        "one bool per real token; their mean is the accuracy.",
+    ),
+)
+
+
+EXERCISES = [
+    MY_POSITIONS,
+    MY_DECODER_MASKS,
+    ENCODER_LAYER,
+    DECODER_LAYER,
+    MY_TRAIN_STEP,
+    MY_GREEDY_DECODE,
+    TRANSFORMER_PARAMETERS,
+    TEACHER_FORCED_ACCURACY,
+]
 
 PREDICTIONS = [
     Prediction(

@@ -798,6 +798,32 @@ CATALOGUE = (
         "08 · The training step",
         "How many target tokens of a short sequence in a padded batch does your loss average over?",
     ),
+    Misconception(
+        "layernorm_not_counted",
+        "the LayerNorms are left out: each holds a weight and a bias of d_model entries (three per decoder layer, two "
+        "per encoder layer, two at the top)",
+        "08 · Exercise 1 · Count the parameters",
+        "Does nn.LayerNorm(d_model) hold parameters? How many LayerNorms does the model have?",
+    ),
+    Misconception(
+        "decoder_one_attention",
+        "one attention block per decoder layer: it has two, causal self-attention and cross-attention",
+        "08 · Exercise 1 · Count the parameters",
+        "How many MultiHeadAttention modules does one decoder layer build?",
+    ),
+    Misconception(
+        "accuracy_counts_padding",
+        "the padding counts: only the real target tokens (target != PAD) are scored",
+        "08 · Exercise 2 · Teacher-forced accuracy",
+        "In a padded batch, how many target positions of a short row are PAD, and does a PAD position say anything "
+        "about the model?",
+    ),
+    Misconception(
+        "accuracy_against_decoder_input",
+        "the predictions are compared with the decoder input: step t must predict the target, the input of step t + 1",
+        "08 · Exercise 2 · Teacher-forced accuracy",
+        "Step t reads decoder_input[t]. Which token must it predict?",
+    ),
     # ---- end of lesson 08's new entries ----
 )
 
