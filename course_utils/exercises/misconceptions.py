@@ -933,6 +933,85 @@ CATALOGUE = (
     ),
     # ---- end of lesson 07's new entries ----
     # ---- lesson 08: new entries go below this line (phase 2; one block per lesson keeps merges clean) ----
+    Misconception(
+        "post_norm",
+        "post-norm, LayerNorm(x + f(x)): this model is pre-norm, x + f(LayerNorm(x)), and the residual stream itself "
+        "is never normalized inside a layer",
+        "08 · LayerNorm and pre-norm",
+        "Where does your LayerNorm sit: on the input of f, or on the sum x + f(...)?",
+    ),
+    Misconception(
+        "residual_after_norm",
+        "the residual adds to LayerNorm(x): it must add f(LayerNorm(x)) to x itself, so the stream keeps its size",
+        "08 · LayerNorm and pre-norm",
+        "In x = ? + f(h), is the first term x or its normalized h?",
+    ),
+    Misconception(
+        "encoder_padding_not_masked",
+        "the encoder's self-attention gets no mask: real tokens then read the padding",
+        "08 · The encoder layer",
+        "Which source positions may a real token read, and what tells your attention which ones they are?",
+    ),
+    Misconception(
+        "memory_normalized_again",
+        "the encoder's output goes through the decoder's LayerNorm: memory is already normalized (encoder_norm); "
+        "only the decoder's own stream is normalized before the cross-attention",
+        "08 · The decoder layer",
+        "Which of the cross-attention's inputs comes from the decoder's residual stream, and which from the encoder?",
+    ),
+    Misconception(
+        "decoder_self_attention_not_causal",
+        "the decoder's self-attention has no causal mask: in training each step reads the later inputs, which are "
+        "the answers",
+        "08 · The decoder layer",
+        "Which of its own inputs may decoder step 2 read?",
+    ),
+    Misconception(
+        "decoder_returns_self_weights",
+        "the layer returns the self-attention's weights: the weights it must return are the cross-attention's "
+        "(decoder steps against source positions)",
+        "08 · The decoder layer",
+        "What shape do the weights you return have: (tgt_len, tgt_len) or (tgt_len, src_len) per head?",
+    ),
+    Misconception(
+        "grad_not_clipped",
+        "the gradient is not clipped before step() (clipping after step() comes too late): one batch with a huge "
+        "gradient then moves the weights by a huge step",
+        "08 · Gradient clipping",
+        "What is the gradient's total norm when step() reads it, on the batch whose norm is far above 1?",
+    ),
+    Misconception(
+        "loss_counts_padding",
+        "the loss counts the padding: positions where the target is PAD must be ignored (ignore_index=PAD)",
+        "08 · The training step",
+        "How many target tokens of a short sequence in a padded batch does your loss average over?",
+    ),
+    Misconception(
+        "layernorm_not_counted",
+        "the LayerNorms are left out: each holds a weight and a bias of d_model entries (three per decoder layer, two "
+        "per encoder layer, two at the top)",
+        "08 · Exercise 1 · Count the parameters",
+        "Does nn.LayerNorm(d_model) hold parameters? How many LayerNorms does the model have?",
+    ),
+    Misconception(
+        "decoder_one_attention",
+        "one attention block per decoder layer: it has two, causal self-attention and cross-attention",
+        "08 · Exercise 1 · Count the parameters",
+        "How many MultiHeadAttention modules does one decoder layer build?",
+    ),
+    Misconception(
+        "accuracy_counts_padding",
+        "the padding counts: only the real target tokens (target != PAD) are scored",
+        "08 · Exercise 2 · Teacher-forced accuracy",
+        "In a padded batch, how many target positions of a short row are PAD, and does a PAD position say anything "
+        "about the model?",
+    ),
+    Misconception(
+        "accuracy_against_decoder_input",
+        "the predictions are compared with the decoder input: step t must predict the target, the input of step t + 1",
+        "08 · Exercise 2 · Teacher-forced accuracy",
+        "Step t reads decoder_input[t]. Which token must it predict?",
+    ),
     # ---- end of lesson 08's new entries ----
 )
 

@@ -175,8 +175,10 @@ class TransformerSeq2Seq(nn.Module):
     drops them). Source token i and decoder step t read the position ids ``ids[i]`` and ``ids[t]`` of
     one table per sequence: ``0, 1, 2, ...`` by default. With ``random_positions = R > 0`` (Ruoss et al.,
     2023) the table is one sorted random draw of ``n + 1`` distinct ids from ``0 .. R - 1`` per sequence of
-    length n, shared by the encoder and the decoder as the paper does, so that ids beyond the training
-    lengths are seen in training. In eval mode the draw uses a fixed seed, so evaluation is repeatable.
+    length n, so that ids beyond the training lengths are seen in training; source token t and decoder step t
+    share ``ids[t]``. That sharing is the course's adaptation to an encoder-decoder: the paper's models are
+    encoder-only, with one sorted draw over a single sequence holding the input and then the output. In eval mode
+    the draw uses a fixed seed, so evaluation is repeatable.
 
     Introduced in notebooks/08_transformer_reversal.ipynb.
     """

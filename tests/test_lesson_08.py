@@ -1,0 +1,108 @@
+"""Lesson 08's exercises and experiments beyond what tests/test_exercises.py checks for every exercise.
+
+- the training-step check names a step without clipping and one without ``zero_grad`` (the students' review found
+  both passing the earlier one-Adam-step check);
+- the layer checks load the course's weights into the student's class and name post-norm;
+- the model of the lesson (the course's ``TransformerSeq2Seq`` with the student's parts) takes the course's weights;
+- ``attention_spread`` and ``short_models(load=...)`` measure what the lesson prints.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from course_utils import checks, data
+from course_utils.exercises import lesson_08
+from course_utils.experiments import lesson_08 as experiments
+from course_utils.reversal import checkpoints, transformer
+
+
+def _step(clip: bool, zero_grad: bool):
+    def my_train_step(model, optimizer, batch):
+        logits = model(batch.src, batch.src_lengths, batch.decoder_input)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.target.reshape(-1), ignore_index=data.PAD)
+        if zero_grad:
+            optimizer.zero_grad()
+        loss.backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        return loss.item()
+
+    return my_train_step
+
+
+def test_a_step_without_clipping_is_named(capsys):
+    returned = checks.check("08.my_train_step", _step(clip=False, zero_grad=True))
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and "the gradient is not clipped before step()" in out
+    assert returned is lesson_08.my_train_step  # the lesson goes on with the course's step
+
+
+def test_a_step_without_zero_grad_is_named(capsys):
+    checks.check("08.my_train_step", _step(clip=True, zero_grad=False))
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and "no optimizer.zero_grad()" in out
+
+
+def test_a_right_step_passes_and_is_returned(capsys):
+    mine = _step(clip=True, zero_grad=True)
+    assert checks.check("08.my_train_step", mine) is mine
+    assert capsys.readouterr().out.startswith("✅")
+
+
+def test_a_post_norm_encoder_layer_is_named(capsys):
+    checks.check("08.encoder_layer", lesson_08.EncoderLayerPostNorm)
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and "post-norm" in out and "08 · LayerNorm and pre-norm" in out
+
+
+def test_run_layer_gives_none_for_a_function_that_returns_nothing():
+    case = lesson_08.encoder_layer_cases()[0]
+    course, init_args, inputs = case.args
+    assert lesson_08.run_layer(lambda *args: None, course, init_args, inputs) is None
+    out = lesson_08.run_layer(lesson_08.EncoderLayer, course, init_args, inputs)
+    assert torch.equal(out, course(*inputs))
+
+
+def test_the_lessons_model_with_the_course_parts_equals_the_course_model():
+    """MyTransformer as the lesson writes it, with the course's parts (what checks.check hands back)."""
+
+    class MyTransformer(transformer.TransformerSeq2Seq):
+        def __init__(self, config):
+            super().__init__(config)
+            sizes = (config.d_model, config.num_heads, config.d_ff)
+            self.encoder_layers = torch.nn.ModuleList([lesson_08.EncoderLayer(*sizes)])
+            self.decoder_layers = torch.nn.ModuleList([lesson_08.DecoderLayer(*sizes)])
+
+    torch.manual_seed(0)
+    course = checkpoints.build_model("transformer").eval()
+    mine = MyTransformer(course.config).eval()
+    mine.load_state_dict(course.state_dict(), strict=True)
+    batch = data.collate([data.encode("abcdefg"), data.encode("hij")])
+    with torch.no_grad():
+        assert torch.equal(
+            mine(batch.src, batch.src_lengths, batch.decoder_input),
+            course(batch.src, batch.src_lengths, batch.decoder_input),
+        )
+
+
+def test_attention_spread_is_a_share_per_view():
+    model = checkpoints.load_pretrained("transformer")
+    spread = experiments.attention_spread(model, data.load_split("test")[:5])
+    assert set(spread) == {"encoder self-attention", "decoder self-attention (causal)", "cross-attention"}
+    assert all(0.0 <= share <= 1.0 for share in spread.values())
+
+
+def test_short_models_evaluates_what_it_is_given():
+    loaded = []
+
+    def load(name):
+        loaded.append(name)
+        return checkpoints.load_pretrained(name)
+
+    out = experiments.short_models(seed=0, load=load)
+    assert loaded == list(experiments.SHORT_MODELS) and set(out) == set(experiments.SHORT_MODELS)
+    assert all(v["steps"] is None for v in out.values())  # loaded, not trained: no step count
+    assert out["transformer_short"]["exact_4_12"] >= 0.98 and out["transformer_short"]["exact_13_16"] < 0.1
