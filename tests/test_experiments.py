@@ -67,18 +67,7 @@ def _qualified(fn) -> str:
     return f"{fn.__module__.rsplit('.', 1)[1]}.{fn.__name__}"
 
 
-def _claim_param(claim):
-    """The same-function test, marked xfail while the claim's lesson calls no experiment at all yet (phase 2)."""
-    if claim.control or called_names(claim.lesson):
-        return pytest.param(claim, id=claim.name)
-    reason = (
-        f"notebook {claim.lesson} calls no course_utils.experiments function yet: its owner moves the lesson's cells "
-        "onto lesson_NN.py's experiments (issue 21); strict once the lesson calls any of them"
-    )
-    return pytest.param(claim, id=claim.name, marks=pytest.mark.xfail(reason=reason, strict=False))
-
-
-@pytest.mark.parametrize("claim", [_claim_param(c) for c in CLAIMS])
+@pytest.mark.parametrize("claim", CLAIMS, ids=[c.name for c in CLAIMS])
 def test_claim_runs_what_its_lesson_runs(claim):
     calls = called_names(claim.lesson)
     for fn in claim.uses:
