@@ -35,7 +35,9 @@ def _pull(url: str, home: Path) -> list[str]:
 
 def _first_stub(nb) -> int:
     return next(
-        i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "def " in c.source and "raise" in c.source
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and c.source.startswith("def ") and "\n    ...  # your code here" in c.source
     )
 
 
