@@ -37,12 +37,6 @@ __all__ = [
     "grouped_query_attention",
     "block_crossover",
     "COUNT_FORBIDDEN",
-    # lesson 05's three-argument count (05.count_attention_parameters) until its rewrite drops it
-    "count_attention_parameters",
-    "count_parameters_formula",
-    "count_parameters_per_projection",
-    "params_three_matrices",
-    "params_ignore_bias_flag",
 ]
 
 _S_SPLIT = "03 · Step 2 · split into heads"
@@ -978,32 +972,3 @@ PREDICTIONS = [
         ),
     ),
 ]
-
-
-# ---- lesson 05's exercise (three arguments, d_head = d_model / heads) until its rewrite drops it ----------------
-def count_attention_parameters(d_model, num_heads, bias=True):
-    from course_utils import attention
-    from course_utils.exercises.cases import torch_seeded
-
-    with torch_seeded(0):
-        module = attention.MultiHeadAttention(d_model, num_heads, bias=bias)
-    return sum(p.numel() for p in module.parameters())
-
-
-def count_parameters_formula(d_model, num_heads, bias=True):
-    return 4 * d_model * d_model + (4 * d_model if bias else 0)
-
-
-def count_parameters_per_projection(d_model, num_heads, bias=True):
-    one = d_model * d_model  # one (d_model, d_model) weight
-    if bias:
-        one += d_model  # and its (d_model,) bias
-    return sum(one for _ in ("W_q", "W_k", "W_v", "W_o"))
-
-
-def params_three_matrices(d_model, num_heads, bias=True):
-    return 3 * d_model * d_model
-
-
-def params_ignore_bias_flag(d_model, num_heads, bias=True):
-    return 4 * d_model * d_model + 4 * d_model
