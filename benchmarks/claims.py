@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -134,7 +135,20 @@ def main(argv=None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the README's markdown table")
     parser.add_argument("--list", action="store_true", help="list the claims and exit")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
+    parser.add_argument(
+        "--from-json", metavar="FILE", help="print the table (or --markdown) of a run saved with --json; run nothing"
+    )
     args = parser.parse_args(argv)
+    if args.from_json:
+        try:
+            rows = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            parser.error(f"--from-json must be a file written by --json, but {args.from_json!r}: {error}")
+        print(markdown(rows) if args.markdown else table(rows))
+        print(
+            f"\n{sum(all(r['held']) for r in rows)} of {len(rows)} claims held on every seed (rate claims: over the seeds)"
+        )
+        return 0
     if any(s < 0 for s in args.seeds):
         parser.error(f"--seeds must be non-negative but are {args.seeds}")
     if len(set(args.seeds)) != len(args.seeds):
