@@ -148,6 +148,7 @@ HARD_STOP_GRACE_S = 20.0
 # kernel ended) it exits.
 _GUARD_SCRIPT = r"""
 import json, os, queue, signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's interrupt (Jupyter's stop button, shutdown) is not ours
 kernel = int(sys.argv[1])
 events = queue.Queue()
 def read():
