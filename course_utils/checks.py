@@ -112,6 +112,8 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     exercise, verdict = _run(exercise_id, fn, time_limit, demonstration=False)
     line = f"{_icon(verdict.status)} {verdict.detail}"
     if verdict.status != "passed":
+        if not line.rstrip().endswith((".", "!", "?")):
+            line = line.rstrip() + "."  # a detail without a full stop still ends its sentence
         line += f" The lesson goes on with the course's version of {exercise.function}."
     print(line)
     returned = fn if verdict.status == "passed" else exercise.reference

@@ -601,3 +601,32 @@ def test_docstring_examples():
 
     for module in (checks, exercises, compare, misconceptions, patches, predictions, cases):
         assert doctest.testmod(module).failed == 0, module.__name__
+
+
+def test_every_verdict_ends_its_sentence_before_the_lesson_goes_on(capsys):
+    """A detail without a full stop (06's refusal of a cache that re-projects the prefix) still reads as two sentences."""
+    import math
+    import re
+
+    from course_utils import numpy_attention
+
+    seen: list = []
+
+    def kv_cache_step(x_t, k_cache, v_cache, w_q, w_k, w_v):  # right outputs, but every position projected again
+        if len(k_cache) == 0:
+            seen.clear()
+        seen.append(x_t)
+        keys, values = np.stack(seen) @ w_k, np.stack(seen) @ w_v  # (t + 1, d_head) each
+        scores = keys @ (x_t @ w_q) / math.sqrt(w_q.shape[1])
+        weights = np.exp(scores - scores.max())
+        return weights @ values / weights.sum(), keys, values
+
+    answers = {
+        EID: lambda q, k: q @ k.T + 1,  # wrong
+        "01.softmax_along": lambda x, axis=-1: numpy_attention.softmax(x, axis=axis),  # a course helper does the work
+        "06.kv_cache_step": kv_cache_step,  # refused
+    }
+    for exercise_id, answer in answers.items():
+        checks.check(exercise_id, answer)
+        out = capsys.readouterr().out
+        assert "The lesson goes on" in out and re.search(r"[.!?] The lesson goes on", out), out
