@@ -182,11 +182,13 @@ def _audit_exercise(exercise) -> AuditRow:
         shown = f"{module_name.rsplit('.', 1)[-1]}.{path.removesuffix('.__init__')}"
         if path.endswith(".__init__"):
             shown += " (built)"
+        if any(listed == shown for listed, _, _ in row.helpers):  # found by the reference already: listed once
+            continue
         row.helpers.append((shown, verdict.status == "wrong" and verdict.helper is not None, verdict.detail))
     n_args = _arity(exercise)
     if n_args is not None:
         for name, fn in _probed_functions():
-            if name in names or not _binds(fn, n_args):
+            if name in names or any(listed == name for listed, _, _ in row.helpers) or not _binds(fn, n_args):
                 continue
             verdict = _quiet(engine.judge, exercise, _delegating(fn), time_limit_s=_PROBE_TIME_LIMIT_S)
             if verdict.status == "passed":
