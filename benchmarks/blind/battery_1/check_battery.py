@@ -30,6 +30,23 @@ NAMES = {
     "02.sliding_window_mask": "sliding_window_mask",
     "02.cached_causal_mask": "cached_causal_mask",
     "02.left_padding_mask": "left_padding_mask",
+    "03.split_heads": "split_heads",
+    "03.merge_heads": "merge_heads",
+    "03.multi_head_attention": "multi_head_attention",
+    "03.multi_head_attention_loop": "multi_head_attention_loop",
+    "03.count_attention_parameters": "count_attention_parameters",
+    "03.attention_flops": "attention_flops",
+    "03.grouped_query_attention": "grouped_query_attention",
+    "03.block_crossover": "block_crossover",
+    "04.multi_head_module": "MyMultiHeadAttention",
+    "04.weights_for_analysis": "weights_for_analysis",
+    "04.load_from_torch": "load_from_torch",
+    "04.torch_cross_attend": "torch_cross_attend",
+    "04.softmax_backward": "softmax_backward",
+    "04.qk_matrix": "qk_matrix",
+    "04.train_step": "train_step",
+    "04.causal_self_attention": "CausalSelfAttention",
+    "04.alibi_bias": "alibi_bias",
 }
 
 
