@@ -186,12 +186,12 @@ CASES = [
     {
         "id": "06-011",
         "exercise": "06.flash_step",
-        "mistake": "sums the tile's exps over axis 0 (down the queries) for l instead of along each row",
-        "kind": "wrong_axis",
+        "mistake": "p.sum() without an axis: adds the whole tile's exps to every row's l",
+        "kind": "global_sum",
         "source": _flash('''    m_new = np.maximum(m, scores.max(axis=1, keepdims=True))
     rescale = np.exp(m - m_new)
     p = np.exp(scores - m_new)
-    l_new = l * rescale + p.sum(axis=0, keepdims=True).sum(axis=1, keepdims=True) / len(p)
+    l_new = l * rescale + p.sum()
     acc_new = acc * rescale + p @ v_tile
     return m_new, l_new, acc_new
 '''),
