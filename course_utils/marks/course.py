@@ -27,6 +27,8 @@ The layout (every table optional but ``[lessons.NN]`` for a lesson that is marke
     [extensions.alice]
     "01" = "2026-12-09T23:59:00+01:00"   # a new due date, or a number of days added to the lesson's
     "02" = 2
+    [submit]
+    folder = "/shared/attention/submissions"   # off a hub: where course_utils.submit.lesson() keeps submissions
 
 Introduced for instructors in docs/marks.md.
 """
@@ -45,7 +47,7 @@ __all__ = ["Course", "CourseFileError", "LatePolicy", "Lesson", "load", "parse",
 LESSON = re.compile(r"\d\d")
 ITEM_ID = re.compile(r"\d\d\.[A-Za-z_][A-Za-z0-9_]{0,79}")
 POLICIES = ("penalty", "refuse", "accept")
-_TOP = {"course", "points", "lessons", "late", "extensions"}
+_TOP = {"course", "points", "lessons", "late", "extensions", "submit"}
 
 
 class CourseFileError(ValueError):
@@ -98,6 +100,7 @@ class Course:
     lessons: dict = field(default_factory=dict)  # "01" -> Lesson
     late: LatePolicy = field(default_factory=LatePolicy)
     extensions: dict = field(default_factory=dict)  # student -> {"01": due datetime}
+    submit_folder: str | None = None  # off a hub: where course_utils.submit keeps submissions
     source: str = "course.toml"
 
     def points(self, kind: str, item_id: str) -> float:
@@ -220,6 +223,11 @@ def parse(data: dict, *, source: str = "course.toml") -> Course:
                 extensions.setdefault(student, {})[lesson] = lessons[lesson].due + dt.timedelta(days=days)
             else:
                 extensions.setdefault(student, {})[lesson] = parse_time(value, source=source, key=key)
+    submit = _table(data.get("submit", {}), source, "submit")
+    _unknown_keys(submit, {"folder"}, source, "submit.")
+    submit_folder = submit.get("folder")
+    if submit_folder is not None and (not isinstance(submit_folder, str) or not submit_folder.strip()):
+        raise _fail(source, "submit.folder", "a folder path (a non-empty string)", submit_folder)
     return Course(
         name=name.strip(),
         exercise_points=exercise_points,
@@ -229,6 +237,7 @@ def parse(data: dict, *, source: str = "course.toml") -> Course:
         lessons=dict(sorted(lessons.items())),
         late=late,
         extensions=extensions,
+        submit_folder=submit_folder,
         source=source,
     )
 
