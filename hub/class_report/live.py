@@ -69,15 +69,14 @@ class Live:
         """(student, exercise, minutes failing, newest record) for each student stuck now on one of ``exercises``,
         the longest first."""
         wanted = set(exercises)
+        started_before = now - dt.timedelta(minutes=self.stuck_minutes)
+        active_after = now - dt.timedelta(minutes=ACTIVE_MINUTES)
         out = []
         for (student, exercise), since in self.failing_since.items():
-            if exercise not in wanted:
+            if since > started_before or exercise not in wanted:
                 continue
             record = self.newest.get(student, {}).get(("check", exercise))
-            if record is None or record["status"] == "passed":
+            if record is None or record["status"] == "passed" or parse_received(record["received"]) < active_after:
                 continue
-            minutes = (now - since).total_seconds() / 60
-            recent = (now - parse_received(record["received"])).total_seconds() / 60 <= ACTIVE_MINUTES
-            if minutes >= self.stuck_minutes and recent:
-                out.append((student, exercise, minutes, record))
+            out.append((student, exercise, (now - since).total_seconds() / 60, record))
         return sorted(out, key=lambda item: (-item[2], item[0]))

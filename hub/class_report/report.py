@@ -120,21 +120,24 @@ def _top(counter: dict, n: int = 3) -> str:
 
 def render_index(live, registry, *, base: str = "./", note: str = "") -> str:
     """The instructor's first page: one row per lesson (students who sent something, passes, stuck), links."""
-    rows = []
     now = dt.datetime.now(dt.UTC)
+    active: dict = {lesson: set() for lesson in registry.exercises}
+    passes = dict.fromkeys(registry.exercises, 0)
+    for student, records in live.newest.items():  # one pass over the class
+        for lesson in {item[:2] for _, item in records}:
+            if lesson in active:
+                active[lesson].add(student)
+        for (event, item), record in records.items():
+            if event == "check" and record["status"] == "passed" and item[:2] in passes:
+                passes[item[:2]] += 1
+    stuck = dict.fromkeys(registry.exercises, 0)
+    for _, exercise, _, _ in live.stuck(registry.exercise_ids, now):
+        stuck[exercise[:2]] += 1
+    rows = []
     for lesson, exercises in registry.exercises.items():
-        items = set(exercises) | set(registry.predictions.get(lesson, ()))
-        active = sum(1 for rows_ in live.newest.values() if any(item in items for _, item in rows_))
-        passes = sum(
-            1
-            for rows_ in live.newest.values()
-            for (event, item), r in rows_.items()
-            if event == "check" and item in items and r["status"] == "passed"
-        )
-        stuck = len(live.stuck(exercises, now))
         rows.append(
-            f'<tr><td><a href="{escape(base)}lesson/{lesson}">lesson {lesson}</a></td><td>{active}</td>'
-            f"<td>{passes} of {active * len(exercises)}</td><td>{stuck}</td></tr>"
+            f'<tr><td><a href="{escape(base)}lesson/{lesson}">lesson {lesson}</a></td><td>{len(active[lesson])}</td>'
+            f"<td>{passes[lesson]} of {len(active[lesson]) * len(exercises)}</td><td>{stuck[lesson]}</td></tr>"
         )
     refused = ""
     if live.refused:

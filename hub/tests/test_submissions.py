@@ -18,10 +18,10 @@ import pytest
 from class_report import app as service
 from class_report.live import Live
 from class_report.records import Registry, course_registry, normalize
-from class_report.report import lesson_csv, render_lesson
+from class_report.report import lesson_csv, render_index, render_lesson
 from class_report.store import Store
 from class_report.submissions import Limits, SubmissionRefused, Submissions
-from conftest import report_cells
+from conftest import REPO, report_cells
 from tornado import httpserver
 
 from course_utils.marks import compute, course, folder
@@ -331,3 +331,28 @@ def test_the_registry_refuses_a_known_wrong_that_is_not_the_predictions():
         registry.check(normalize({"event": "predict", "exercise": "01.p", "status": "wrong", "known_wrong": "made_up"}))
     with pytest.raises(ValueError, match="^exercise: '01.p' is not a registered exercise"):
         registry.check(normalize({"exercise": "01.p", "status": "passed"}))
+
+
+def test_each_view_stays_under_500_kb_and_renders_under_0_2_s_at_300_students(tmp_path):
+    """300 students x 66 checks (+ the predictions), as benchmarks/live_report.py builds them: every instructor view
+    is under 500 KB, and its fastest of three renders under 0.2 s (the old single page: 7.3 MB, 0.5-1.0 s)."""
+    import sys
+    import time
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from live_report import fill
+
+    store = Store(tmp_path / "r.sqlite")
+    fill(store, REGISTRY, 300)
+    live = Live().load(store)
+    views = [lambda: render_index(live, REGISTRY)]
+    views += [lambda lesson=lesson: render_lesson(live, REGISTRY, lesson) for lesson in REGISTRY.exercises]
+    views += [lambda lesson=lesson: lesson_csv(live, REGISTRY, lesson) for lesson in REGISTRY.exercises]
+    for render in views:
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            out = render()
+            best = min(best, time.perf_counter() - started)
+        assert len(out.encode()) < 500 * 1024 and best < 0.2, (out[:80], len(out.encode()), best)
+    assert len(render_lesson(live, REGISTRY, "01").split('<tr data-student="')) == 301
