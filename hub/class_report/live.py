@@ -6,8 +6,8 @@ after each accepted batch (:meth:`Live.note`). One service process owns it: with
 hub.md, PostgreSQL), each shows what it received since it started plus what the store held then.
 
 - ``newest[student][(event, item)]``: the newest record (with ``received``, the service's time);
-- ``first_try[(student, prediction)]``: the status of the record whose ``attempt`` is 1 (records without an
-  attempt are not counted);
+- ``first_try[(student, prediction)]``: the status of the earliest record whose ``attempt`` is 1 (a new kernel
+  counts from 1 again; records without an attempt are not counted);
 - ``failing_since[(student, exercise)]``: when the student's current run of non-passing checks of an exercise
   began (cleared by a pass): "stuck" is a run older than ``stuck_minutes`` whose newest check is recent;
 - ``refused[student]``: records refused for naming an unregistered id.
@@ -47,7 +47,7 @@ class Live:
         for record in records:
             key = (student, record["exercise"])
             if record["event"] == "predict" and record.get("attempt") == 1:
-                self.first_try[key] = record["status"]
+                self.first_try.setdefault(key, record["status"])  # a new kernel counts from 1 again: the earliest
             elif record["event"] == "check":
                 if record["status"] == "passed":
                     self.failing_since.pop(key, None)
