@@ -66,7 +66,10 @@ def _session_path() -> Path | None:
     if not isinstance(name, str) or not name.endswith(".ipynb"):
         return None
     path = Path(name)
-    return path if path.is_absolute() else Path.cwd() / path
+    if path.is_absolute():
+        return path
+    # a path relative to the server's root (jupyter-server without a name): the kernel starts in the notebook's folder
+    return next((p for p in (Path.cwd() / path, Path.cwd() / path.name) if p.is_file()), None)
 
 
 def find_notebook(lesson: str, notebook=None) -> Path:

@@ -82,6 +82,13 @@ def test_the_notebook_is_found_from_the_session_then_the_lessons_file(submit, tm
     assert submit.find_notebook("01") == own
     monkeypatch.setenv("JPY_SESSION_NAME", str(other))
     assert submit.find_notebook("01") == other
+    decoy = other.parent / "01_decoy.ipynb"  # two of lesson 01 in the kernel's folder: only the session tells
+    decoy.write_bytes(NB)
+    monkeypatch.chdir(other.parent)
+    monkeypatch.setenv("JPY_SESSION_NAME", "elsewhere/01_renamed.ipynb")  # relative to the server's root
+    assert submit.find_notebook("01") == other
+    monkeypatch.chdir(tmp_path)
+    decoy.unlink()
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "elsewhere" / "02_other.ipynb"))  # another lesson's
     assert submit.find_notebook("01") == own
     _lesson_file(tmp_path, "01_second.ipynb")
