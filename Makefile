@@ -30,7 +30,7 @@ help:
 	@echo "make checkpoints    retrain the shipped model checkpoints in data/checkpoints/"
 	@echo "make grade SUBMISSIONS=path [JOBS=N]   class report: every student notebook in its own sandbox -> grades.csv, grades.html"
 	@echo "make collect FROM=folder | SERVICE=https://hub/services/class-report/   the submissions that count -> collected/ (then make grade SUBMISSIONS=collected/submissions)"
-	@echo "make marks [ROSTER=roster.csv]   marks.csv, canvas.csv, moodle.csv from course.toml and the graded collection (docs/marks.md)"
+	@echo "make marks [ROSTER=roster.csv | ROSTER_HUB=https://hub/hub/api]   marks.csv, canvas.csv, moodle.csv from course.toml and the graded collection (docs/marks.md)"
 	@echo "make publish        commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
 	@echo "make pull-link HUB=https://hub... REPO=https://...   the nbgitpuller link that gives each student the course"
 	@echo "make test-hub       start a real JupyterHub on loopback: pull link, live class report, limits, restart"
@@ -144,7 +144,7 @@ collect: env
 	$(BIN)/python -m course_utils.marks collect --course "$(COURSE_FILE)" --out "$(COLLECTED)" $(if $(FROM),--from "$(FROM)",--service "$(SERVICE)" $(if $(TOKEN),--token "$(TOKEN)"))
 
 marks: env
-	$(BIN)/python -m course_utils.marks marks --course "$(COURSE_FILE)" --collected "$(COLLECTED)" $(if $(ROSTER),--roster "$(ROSTER)") --out "$(or $(MARKS_OUT),$(COLLECTED)/marks)"
+	$(BIN)/python -m course_utils.marks marks --course "$(COURSE_FILE)" --collected "$(COLLECTED)" $(if $(ROSTER),--roster "$(ROSTER)") $(if $(ROSTER_HUB),--roster-hub "$(ROSTER_HUB)") --out "$(or $(MARKS_OUT),$(COLLECTED)/marks)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

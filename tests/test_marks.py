@@ -352,3 +352,41 @@ def test_collect_then_marks_from_a_submissions_folder(tmp_path, capsys):
         "on time",
     ]
     assert marks_main(["marks", "--course", str(tmp_path / "absent.toml"), "--collected", str(out), "--out", "x"]) == 2
+
+
+def test_the_hubs_users_are_a_roster_without_admins_or_instructors_page_by_page():
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlparse
+
+    users = [{"name": f"s{i:03d}", "admin": False, "groups": []} for i in range(250)]
+    users += [
+        {"name": "teacher", "admin": True, "groups": []},
+        {"name": "ta", "admin": False, "groups": ["instructors"]},
+    ]
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            query = parse_qs(urlparse(self.path).query)
+            offset, limit = int(query["offset"][0]), int(query["limit"][0])
+            seen.append((offset, self.headers["Authorization"]))
+            following = {"offset": offset + limit} if offset + limit < len(users) else None
+            body = {"items": users[offset : offset + limit], "_pagination": {"next": following}}
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(json.dumps(body).encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        students = roster.from_hub(f"http://127.0.0.1:{server.server_address[1]}/hub/api", "admin-token")
+    finally:
+        server.shutdown()
+    assert [s.username for s in students] == [f"s{i:03d}" for i in range(250)]
+    assert seen == [(0, "token admin-token"), (200, "token admin-token")]
+    with pytest.raises(ValueError, match="^api_url: expected the hub's API URL"):
+        roster.from_hub("hub.example.edu", "t")

@@ -110,6 +110,9 @@ def _marks(args) -> int:
         else []
     )
     people = roster.load(args.roster) if args.roster else None
+    if args.roster_hub:
+        token = args.token or os.environ.get("JUPYTERHUB_API_TOKEN", "")
+        people = roster.from_hub(args.roster_hub, token, instructor_group=args.instructor_group)
     result = compute.compute(
         marked,
         compute.course_registry(marked.lessons),
@@ -125,6 +128,7 @@ def _marks(args) -> int:
     for name, path in paths.items():
         print(f"  {name}: {path}")
     if people is not None:
+        print(f"roster: {len(people)} students")
         print(f"never started ({len(result.never_started)}): {', '.join(result.never_started) or '-'}")
         for lesson, names in result.not_submitted.items():
             print(f"not submitted {lesson} ({len(names)}): {', '.join(names) or '-'}")
@@ -152,6 +156,11 @@ def main(argv=None) -> int:
     marks.add_argument("--collected", help="the folder collect wrote (after make grade on its submissions/)")
     marks.add_argument("--grades", help="grades.csv (default: <collected>/submissions/grades.csv)")
     marks.add_argument("--roster", help="the roster CSV (username, name, email, sis_id, section, ...)")
+    marks.add_argument("--roster-hub", help="instead: the hub's users, from its API (https://hub.example.edu/hub/api)")
+    marks.add_argument(
+        "--token", default="", help="for --roster-hub: an admin's hub token (default: $JUPYTERHUB_API_TOKEN)"
+    )
+    marks.add_argument("--instructor-group", default="instructors", help="for --roster-hub: the group left out")
     marks.add_argument("--out", required=True, help="the folder for the marks files")
     args = parser.parse_args(argv)
     try:

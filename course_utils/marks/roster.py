@@ -9,6 +9,9 @@ submissions and records come under) is required; the others are optional and onl
     username,name,email,sis_id,section
     alice,"Liddell, Alice",alice@example.edu,1001,A
 
+Or the hub's users (:func:`from_hub`): every user but the hub's admins and the members of the instructors'
+group, by their hub name only (so the LMS files identify them by ``username``).
+
 Introduced for instructors in docs/marks.md.
 """
 
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["COLUMNS", "RosterError", "Student", "load", "parse"]
+__all__ = ["COLUMNS", "RosterError", "Student", "from_hub", "from_hub_users", "load", "parse"]
 
 COLUMNS = ("username", "name", "first_name", "last_name", "email", "sis_id", "canvas_id", "sis_login_id", "section")
 MAX_BYTES = 10 * 2**20
@@ -99,3 +104,43 @@ def load(path) -> list[Student]:
     except UnicodeDecodeError as exc:
         raise RosterError(f"{path}: expected UTF-8 text, got a byte that is not ({exc.reason})") from None
     return parse(text, source=path.name)
+
+
+def from_hub_users(users, *, instructor_group: str = "instructors") -> list[Student]:
+    """The students among the hub's user models (``GET /hub/api/users``): not admins, not in ``instructor_group``."""
+    if not isinstance(users, list):
+        raise TypeError(f"users: expected the hub's list of user models, got {type(users).__name__}")
+    students = []
+    for user in users:
+        if not isinstance(user, dict) or not isinstance(user.get("name"), str):
+            raise RosterError(f"users: expected user models with a 'name', got {user!r:.80}")
+        if user.get("admin") or instructor_group in (user.get("groups") or []):
+            continue
+        students.append(Student(user["name"]))
+    return sorted(students, key=lambda student: student.username)
+
+
+def from_hub(
+    api_url: str, token: str, *, instructor_group: str = "instructors", timeout: float = 30.0
+) -> list[Student]:
+    """The hub's students, read from its REST API at ``api_url`` (``https://hub.example.edu/hub/api``) with an admin's
+    ``token`` (scopes ``list:users``, ``read:users``), page by page."""
+    if not isinstance(api_url, str) or not api_url.startswith(("http://", "https://")):
+        raise ValueError(f"api_url: expected the hub's API URL (https://hub.example.edu/hub/api), got {api_url!r:.80}")
+    users, offset = [], 0
+    while True:
+        request = urllib.request.Request(
+            f"{api_url.rstrip('/')}/users?offset={offset}&limit=200",
+            headers={"Authorization": f"token {token}", "Accept": "application/jupyterhub-pagination+json"},
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            page = json.loads(response.read())
+        if isinstance(page, list):  # a hub without pagination answers every user at once
+            users += page
+            break
+        users += page.get("items", [])
+        following = (page.get("_pagination") or {}).get("next")
+        if not following:
+            break
+        offset = int(following["offset"])
+    return from_hub_users(users, instructor_group=instructor_group)
