@@ -235,7 +235,11 @@ class ReportPageHandler(_Handler):
         self.set_header("Cache-Control", "no-store")
         if self.is_instructor(user) and self.state.registry is not None:
             note = f"Live: {len(self.state.live.newest)} students so far, as of {stamp}."
-            self.finish(render_index(self.state.live, self.state.registry, base=self.state.prefix, note=note))
+            submitted = self.state.submissions.students_per_lesson()
+            page = render_index(
+                self.state.live, self.state.registry, base=self.state.prefix, submitted=submitted, note=note
+            )
+            self.finish(page)
             return
         instructor = self.is_instructor(user)
         rows = self.state.store.latest(None if instructor else user["name"])

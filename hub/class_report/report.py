@@ -118,8 +118,10 @@ def _top(counter: dict, n: int = 3) -> str:
     return ", ".join(f"{escape(name)} ({count})" for name, count in ranked) or "—"
 
 
-def render_index(live, registry, *, base: str = "./", note: str = "") -> str:
-    """The instructor's first page: one row per lesson (students who sent something, passes, stuck), links."""
+def render_index(live, registry, *, base: str = "./", submitted: dict | None = None, note: str = "") -> str:
+    """The instructor's first page: one row per lesson (students who sent something, passes, stuck, and how many
+    students submitted it: ``submitted``, lesson -> count), links."""
+    submitted = submitted or {}
     now = dt.datetime.now(dt.UTC)
     active: dict = {lesson: set() for lesson in registry.exercises}
     passes = dict.fromkeys(registry.exercises, 0)
@@ -137,7 +139,8 @@ def render_index(live, registry, *, base: str = "./", note: str = "") -> str:
     for lesson, exercises in registry.exercises.items():
         rows.append(
             f'<tr><td><a href="{escape(base)}lesson/{lesson}">lesson {lesson}</a></td><td>{len(active[lesson])}</td>'
-            f"<td>{passes[lesson]} of {len(active[lesson]) * len(exercises)}</td><td>{stuck[lesson]}</td></tr>"
+            f"<td>{passes[lesson]} of {len(active[lesson]) * len(exercises)}</td><td>{stuck[lesson]}</td>"
+            f"<td>{submitted.get(lesson, 0)}</td></tr>"
         )
     refused = ""
     if live.refused:
@@ -145,7 +148,7 @@ def render_index(live, registry, *, base: str = "./", note: str = "") -> str:
         who = ", ".join(f"{escape(s)} ({n})" for s, n in sorted(live.refused.items(), key=lambda i: -i[1])[:10])
         refused = f'<p class="warn">Refused: {total} records naming an unregistered id, from {len(live.refused)} students: {who}</p>'
     table = (
-        "<table><thead><tr><th>lesson</th><th>students</th><th>checks passed</th><th>stuck now</th></tr></thead>"
+        "<table><thead><tr><th>lesson</th><th>students</th><th>checks passed</th><th>stuck now</th><th>submitted</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
     return _page("Class report: lessons", _nav(registry, None, base) + refused + table, note)

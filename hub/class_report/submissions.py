@@ -156,6 +156,11 @@ class Submissions:
             query, args = query + " WHERE student = ?", (student,)
         return [_receipt(row) for row in self.db.execute(query + " ORDER BY id", args).fetchall()]
 
+    def students_per_lesson(self) -> dict:
+        """Lesson -> how many students have submitted it."""
+        rows = self.db.execute("SELECT lesson, COUNT(DISTINCT student) FROM submissions GROUP BY lesson").fetchall()
+        return {lesson: count for lesson, count in rows}
+
     def get(self, submission_id: int) -> tuple[dict, bytes] | None:
         """One submission's receipt and notebook bytes, or None."""
         row = self.db.execute(

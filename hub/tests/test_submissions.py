@@ -158,6 +158,9 @@ def test_a_submission_is_kept_with_a_receipt_and_only_its_owner_or_an_instructor
     assert _call(url + f"api/submissions/{receipt['id']}", "bob")[0] == 404
     assert _call(url + "api/submissions?student=alice", "bob")[0] == 403
     assert json.loads(_call(url + "api/submissions", "bob")[1])["submissions"] == []
+    index = _call(url, "teacher")[1].decode()
+    row = index.split('lesson/01">lesson 01</a>')[1].split("</tr>")[0]
+    assert row.endswith("<td>1</td>")  # one student has submitted lesson 01 (twice)
 
 
 @pytest.mark.parametrize(
