@@ -92,7 +92,7 @@ _LIVE_CSS = (
     "table{border-collapse:collapse;margin:.4em 0 1.2em}th,td{border:1px solid #adb5bd;padding:.15em .4em;font-size:.85em}"
     "thead th{background:#f1f3f5}td.cell{white-space:nowrap}.passed{background:#b7e4c7}.wrong{background:#f4a3a3}"
     ".crashed{background:#e76f51}.not_attempted{background:#e9ecef}.timed_out{background:#cdb4db}"
-    "nav a{margin-right:.6em}.warn{background:#fff3bf;padding:.3em}"
+    "nav a,nav b{margin-right:.6em}.warn{background:#fff3bf;padding:.3em}"
 )
 SORTS = ("name", "passed", "stuck")
 
@@ -179,15 +179,26 @@ def render_lesson(
         stuck_of[student] = max(stuck_of.get(student, 0.0), minutes)
 
     parts = [_nav(registry, lesson, base)]
-    items = "".join(
-        f"<li>{escape(student)}: {escape(exercise)}, not passing for {minutes:.0f} min"
-        f"{' (' + escape(record.get('misconception')) + ')' if record.get('misconception') else ''}</li>"
-        for student, exercise, minutes, record in stuck[:50]
+    by_exercise: dict = {}
+    for student, exercise, minutes, _ in stuck:
+        by_exercise.setdefault(exercise, []).append((student, minutes))
+    rows_stuck = []
+    for exercise in exercises:
+        who = by_exercise.get(exercise)
+        if not who:
+            continue
+        names = ", ".join(f"{escape(student)} ({minutes:.0f} min)" for student, minutes in who[:10])
+        more = f", and {len(who) - 10} more" if len(who) > 10 else ""
+        rows_stuck.append(f"<tr><td>{escape(exercise)}</td><td>{len(who)}</td><td>{names}{more}</td></tr>")
+    stuck_table = (
+        "<table><thead><tr><th>exercise</th><th>students</th><th>who, the longest first</th></tr></thead>"
+        f"<tbody>{''.join(rows_stuck)}</tbody></table>"
+        if rows_stuck
+        else "<p>Nobody.</p>"
     )
-    more = f"<li>… and {len(stuck) - 50} more</li>" if len(stuck) > 50 else ""
     parts.append(
         f"<h2>Stuck now ({len(stuck)}): the same exercise not passing for {live.stuck_minutes:g} min or more</h2>"
-        f"<ul>{items}{more}</ul>"
+        + stuck_table
     )
     head = "<tr><th>exercise</th><th>tried</th><th>passed</th><th>top misconceptions (students)</th></tr>"
     body = []
