@@ -29,6 +29,8 @@ help:
 	@echo "make data           regenerate data/ (bit-identical) and verify checksums"
 	@echo "make checkpoints    retrain the shipped model checkpoints in data/checkpoints/"
 	@echo "make grade SUBMISSIONS=path [JOBS=N]   class report: every student notebook in its own sandbox -> grades.csv, grades.html"
+	@echo "make collect FROM=folder | SERVICE=https://hub/services/class-report/   the submissions that count -> collected/ (then make grade SUBMISSIONS=collected/submissions)"
+	@echo "make marks [ROSTER=roster.csv | ROSTER_HUB=https://hub/hub/api]   marks.csv, canvas.csv, moodle.csv from course.toml and the graded collection (docs/marks.md)"
 	@echo "make publish        commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
 	@echo "make pull-link HUB=https://hub... REPO=https://...   the nbgitpuller link that gives each student the course"
 	@echo "make test-hub       start a real JupyterHub on loopback: pull link, live class report, limits, restart"
@@ -129,6 +131,20 @@ PROCESSES ?= 256
 grade: env
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/submissions [JOBS=4]"; exit 2; }
 	$(BIN)/python -m course_utils.grading "$(SUBMISSIONS)" --jobs $(JOBS) --memory $(MEMORY) --processes $(PROCESSES)
+
+# Marks (docs/marks.md): the course file (course.toml; course.example.toml documents it) gives points, due dates, the
+# late policy and extensions. `make collect` writes the submission that counts per student and lesson into
+# $(COLLECTED)/submissions/<student>/NN_*.ipynb with $(COLLECTED)/manifest.json (and, from the service, records.jsonl);
+# `make grade SUBMISSIONS=$(COLLECTED)/submissions` grades them; `make marks` writes the marks and the LMS files.
+.PHONY: collect marks
+COURSE_FILE ?= course.toml
+COLLECTED ?= collected
+collect: env
+	@test -n "$(FROM)$(SERVICE)" || { echo "usage: make collect FROM=submissions_folder | SERVICE=https://hub.example.edu/services/class-report/ [TOKEN=...] [COURSE_FILE=course.toml] [COLLECTED=collected]"; exit 2; }
+	$(BIN)/python -m course_utils.marks collect --course "$(COURSE_FILE)" --out "$(COLLECTED)" $(if $(FROM),--from "$(FROM)",--service "$(SERVICE)" $(if $(TOKEN),--token "$(TOKEN)"))
+
+marks: env
+	$(BIN)/python -m course_utils.marks marks --course "$(COURSE_FILE)" --collected "$(COLLECTED)" $(if $(ROSTER),--roster "$(ROSTER)") $(if $(ROSTER_HUB),--roster-hub "$(ROSTER_HUB)") --out "$(or $(MARKS_OUT),$(COLLECTED)/marks)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

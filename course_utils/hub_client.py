@@ -15,6 +15,9 @@ no socket, no file. It sends only when all three are set, which a JupyterHub doe
 that is down, slow or refusing costs the student nothing but the lost records; at exit the thread gets at most
 :data:`EXIT_FLUSH_S` seconds to empty the queue.
 
+:func:`submit` (``course_utils.submit.lesson``) posts a whole notebook to ``<url>api/submissions`` and waits for
+the service's receipt: unlike the records, a submission is never dropped silently.
+
 Standard library only. Introduced for instructors in docs/hub.md.
 """
 
@@ -27,9 +30,22 @@ import queue
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
-__all__ = ["BATCH", "EXIT_FLUSH_S", "MAX_RECORD_CHARS", "QUEUE_SIZE", "URL_ENV", "enabled", "flush", "send", "stats"]
+__all__ = [
+    "BATCH",
+    "EXIT_FLUSH_S",
+    "MAX_RECORD_CHARS",
+    "QUEUE_SIZE",
+    "SubmitError",
+    "URL_ENV",
+    "enabled",
+    "flush",
+    "send",
+    "stats",
+    "submit",
+]
 
 URL_ENV = "COURSE_REPORT_URL"
 QUEUE_SIZE = 1000  # records waiting to be sent; more are dropped
@@ -47,13 +63,26 @@ _pending = 0  # records queued or in flight
 _stats = {"queued": 0, "sent": 0, "dropped": 0, "failed": 0}
 
 
-def _config() -> tuple[str, str] | None:
-    """(records URL, token) when running on a JupyterHub with the report service configured, else None."""
+SUBMIT_TIMEOUT_S = 60.0
+
+
+class SubmitError(RuntimeError):
+    """The service did not take a submission; the message says why (and what to do)."""
+
+
+def _service() -> tuple[str, str] | None:
+    """(service URL ending in '/', token) on a JupyterHub with the report service configured, else None."""
     env = os.environ
     url, token, user = env.get(URL_ENV, ""), env.get("JUPYTERHUB_API_TOKEN", ""), env.get("JUPYTERHUB_USER", "")
     if not (url and token and user) or not url.startswith(("http://", "https://")):
         return None
-    return url.rstrip("/") + "/api/records", token
+    return url.rstrip("/") + "/", token
+
+
+def _config() -> tuple[str, str] | None:
+    """(records URL, token) when running on a JupyterHub with the report service configured, else None."""
+    service = _service()
+    return None if service is None else (service[0] + "api/records", service[1])
 
 
 def enabled() -> bool:
@@ -155,6 +184,33 @@ def _post(url: str, token: str, body: str) -> bool:
             wait = 0.5 * 2**attempt
         time.sleep(wait)
     return False
+
+
+def submit(lesson: str, notebook: str, data: bytes) -> dict:
+    """Post one lesson's notebook to the class-report service and return its receipt (a dict: student, lesson,
+    notebook, received, sha256, bytes, id). Raises :class:`SubmitError` off a hub or when the service refuses."""
+    service = _service()
+    if service is None:
+        raise SubmitError(f"not on a JupyterHub with the class report ({URL_ENV} and the hub's token are not set)")
+    url, token = service
+    query = urllib.parse.urlencode({"lesson": lesson, "notebook": notebook})
+    request = urllib.request.Request(
+        f"{url}api/submissions?{query}",
+        data=data,
+        method="POST",
+        headers={"Authorization": f"token {token}", "Content-Type": "application/x-ipynb+json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=SUBMIT_TIMEOUT_S) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            reason = json.loads(exc.read()).get("error") or exc.reason
+        except (ValueError, AttributeError, OSError):
+            reason = exc.reason
+        raise SubmitError(f"the class report refused the submission ({exc.code}): {reason}") from None
+    except (OSError, ValueError) as exc:
+        raise SubmitError(f"the class report could not be reached ({exc}); nothing was submitted: try again") from None
 
 
 def _retry_after(value, attempt: int) -> float:

@@ -42,7 +42,10 @@ def _options(argv):
 
 
 async def _serve(app, url, prefix, settings, bind_ip: str) -> None:
-    server = httpserver.HTTPServer(app, max_body_size=2 * settings.max_body, xheaders=True)
+    # the handlers refuse what is over their own limit with a message (records: max_body; submissions: max_submission)
+    server = httpserver.HTTPServer(
+        app, max_body_size=2 * max(settings.max_body, settings.max_submission), xheaders=True
+    )
     server.listen(url.port or 80, bind_ip or url.hostname or "127.0.0.1")
     logging.info("listening on %s%s, database %s (WAL)", url.geturl().rstrip("/"), prefix, settings.db_path)
     stop = asyncio.Event()

@@ -6,12 +6,23 @@ Addresses, under the service's prefix (``/services/class-report/``):
   token>`` (``course_utils.hub_client``). The student is whoever the hub says owns the token; no name in a record
   is ever used. Answers 200 ``{"accepted": n, "refused": [...]}`` once the accepted records are committed; 413 for a
   body over ``max_body`` bytes or more than ``max_records`` records; 429 (with ``Retry-After``) past the rate limit;
-  403 without a hub token that may use this service.
+  403 without a hub token that may use this service. Only the course's registered exercise, prediction and
+  misconception ids are accepted (``class_report.records``); the others are refused, listed in ``refused`` and
+  counted on the instructor's page; a batch with none accepted and some refused answers 400.
 - ``GET api/records?student=NAME``: that student's rows as JSON (their newest record per exercise, and their
   history). A student may ask for their own rows only; an instructor for anyone's.
 - ``GET api/report``: the report's rows as JSON: every student's for an instructor, their own for a student.
-- ``GET`` (the prefix itself): the class report page, after the hub's OAuth login: the whole class for an
-  instructor (a hub admin, or a member of the instructors' group), a student's own row for a student.
+- ``POST api/submissions?lesson=NN&notebook=NAME``: a student's kernel submits a lesson (``course_utils.submit``);
+  the body is the notebook, at most ``max_submission`` bytes (413 beyond, with what to do); every submission is
+  kept (at most ``max_submissions`` and ``max_student_bytes`` per student); the answer is the receipt (id,
+  student, lesson, notebook, received, sha256, bytes). ``GET api/submissions``: the receipts (an instructor's:
+  everyone's, or ``?student=``; a student's: their own); ``GET api/submissions/<id>``: one notebook (its owner or
+  an instructor). ``python -m course_utils.marks collect --service`` reads these.
+- ``GET`` (the prefix itself), after the hub's OAuth login: for an instructor (a hub admin, or a member of the
+  instructors' group) the lessons' index; for a student, their own row. ``GET lesson/NN`` (``?sort=name|passed|
+  stuck``): one lesson's page for an instructor: who is stuck now, each exercise's passes and top three
+  misconceptions, each prediction's first-try accuracy, the students' grid. ``GET lesson/NN.csv``: that lesson's
+  newest records as CSV (an instructor's: everyone's; a student's: their own).
 - ``GET api/health``: ``{"ok": true}``, no login (for probes).
 
 Instructors are the hub's admins and the members of ``instructor_group``; everyone else who may use the service
@@ -32,9 +43,11 @@ from jupyterhub.utils import url_path_join
 from tornado import web
 
 from .limits import RateLimiter
-from .records import normalize
-from .report import render_class_report
+from .live import Live
+from .records import course_registry, normalize
+from .report import lesson_csv, render_class_report, render_index, render_lesson
 from .store import Store
+from .submissions import Limits, SubmissionRefused, Submissions
 
 __all__ = ["Settings", "make_app"]
 
@@ -53,12 +66,23 @@ class Settings:
     burst: int = 30  # requests a student may send at once
     max_events: int = 3000  # history kept per student
     max_exercises: int = 300  # (event, exercise) rows per student
+    max_submission: int = 8 * 2**20  # bytes per submitted notebook
+    max_student_bytes: int = 64 * 2**20  # submitted bytes kept per student
+    max_submissions: int = 200  # submissions kept per student
+    stuck_minutes: float = 10.0  # "stuck now": the same exercise not passing for this long
 
 
 class _State:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.store = Store(settings.db_path, max_events=settings.max_events, max_exercises=settings.max_exercises)
+        self.registry = course_registry()  # None: the course's registry cannot load here; every valid id is accepted
+        if self.registry is None:
+            log.warning("the course's exercise registry cannot be imported: records are not checked against it")
+        self.live = Live(settings.stuck_minutes).load(self.store)
+        limits = Limits(settings.max_submission, settings.max_student_bytes, settings.max_submissions)
+        lessons = None if self.registry is None else list(self.registry.exercises)
+        self.submissions = Submissions(self.store, limits, lessons=lessons)
         self.per_student = RateLimiter(settings.rate, settings.burst)
         # before the hub is asked whose token it is: per token (or address), so bad tokens cannot flood the hub
         self.per_token = RateLimiter(settings.rate * 2, settings.burst * 2)
@@ -151,18 +175,31 @@ class RecordsHandler(_Handler):
         if len(records) > settings.max_records:
             raise web.HTTPError(413, f"at most {settings.max_records} records per request, got {len(records)}")
         good, refused = [], []
+        unregistered = 0
+        registry = self.state.registry
         for index, record in enumerate(records):
             try:
                 good.append(normalize(record))
             except ValueError as exc:
                 refused.append({"index": index, "error": str(exc)})
+                continue
+            if registry is not None:
+                try:
+                    registry.check(good[-1])
+                except ValueError as exc:
+                    good.pop()
+                    unregistered += 1
+                    refused.append({"index": index, "error": str(exc)})
         student = self.current_user["name"]
-        accepted, over_quota = self.state.store.add(student, good)
+        accepted, over_quota = self.state.store.add(student, good) if good else (0, 0)
+        if accepted:
+            self.state.live.note(student, self.state.store, good)
+        self.state.live.count_refused(student, unregistered)
         if over_quota:
             refused.append({"count": over_quota, "error": f"at most {settings.max_exercises} exercises per student"})
         if refused:
             log.info("%s: %d records refused: %s", student, len(records) - accepted, refused[:3])
-        self.write_json({"accepted": accepted, "refused": refused})
+        self.write_json({"accepted": accepted, "refused": refused}, 400 if refused and not accepted else 200)
 
     @web.authenticated
     def get(self):
@@ -186,23 +223,119 @@ class ReportDataHandler(_Handler):
 
 
 class ReportPageHandler(_Handler):
-    """The report page (the service's own address), after the hub's OAuth login."""
+    """The first page (the service's own address), after the hub's OAuth login: the lessons' index for an
+    instructor, a student's own row for a student."""
 
     api = False
 
     @web.authenticated
     def get(self):
         user = self.current_user
+        stamp = time.strftime("%H:%M:%S UTC", time.gmtime())
+        self.set_header("Cache-Control", "no-store")
+        if self.is_instructor(user) and self.state.registry is not None:
+            note = f"Live: {len(self.state.live.newest)} students so far, as of {stamp}."
+            submitted = self.state.submissions.students_per_lesson()
+            page = render_index(
+                self.state.live, self.state.registry, base=self.state.prefix, submitted=submitted, note=note
+            )
+            self.finish(page)
+            return
         instructor = self.is_instructor(user)
         rows = self.state.store.latest(None if instructor else user["name"])
-        stamp = time.strftime("%H:%M:%S UTC", time.gmtime())
         note = (
             f"Live: {len(rows)} students so far, as of {stamp}."
             if instructor
             else f"Live: your own results only ({user['name']}), as of {stamp}."
         )
-        self.set_header("Cache-Control", "no-store")
         self.finish(render_class_report(rows, live_note=note))
+
+
+class LessonPageHandler(_Handler):
+    """``lesson/NN`` (an instructor's page) and ``lesson/NN.csv`` (an instructor's: everyone's; a student's: own)."""
+
+    api = False
+
+    @web.authenticated
+    def get(self, lesson: str, csv_suffix: str | None):
+        user = self.current_user
+        registry = self.state.registry
+        if registry is None or lesson not in registry.exercises:
+            raise web.HTTPError(404, f"lesson: no lesson {lesson} in the course")
+        instructor = self.is_instructor(user)
+        self.set_header("Cache-Control", "no-store")
+        if csv_suffix:
+            students = None if instructor else {user["name"]}
+            self.set_header("Content-Type", "text/csv; charset=utf-8")
+            self.set_header("Content-Disposition", f'attachment; filename="class_report_{lesson}.csv"')
+            self.finish(lesson_csv(self.state.live, registry, lesson, students))
+            return
+        if not instructor:
+            raise web.HTTPError(403, f"{user['name']}: the lesson pages are the instructors'; your own rows are at ./")
+        stamp = time.strftime("%H:%M:%S UTC", time.gmtime())
+        sort = self.get_argument("sort", "name")
+        page = render_lesson(
+            self.state.live, registry, lesson, sort=sort, base=self.state.prefix, note=f"Live, as of {stamp}."
+        )
+        self.finish(page)
+
+
+class SubmissionsHandler(_Handler):
+    """``POST api/submissions?lesson=NN&notebook=NAME`` (a student's kernel) and ``GET api/submissions``."""
+
+    async def prepare(self):
+        if self.request.method == "POST" and len(self.request.body) > self.state.settings.max_submission:
+            size = len(self.request.body)
+            raise web.HTTPError(
+                413,
+                f"at most {self.state.settings.max_submission} bytes per submission, got {size}:"
+                " clear the largest outputs, save, and submit again",
+            )
+        await super().prepare()
+
+    @web.authenticated
+    def post(self):
+        student = self.current_user["name"]
+        try:
+            receipt = self.state.submissions.add(
+                student, self.get_argument("lesson", ""), self.get_argument("notebook", ""), self.request.body
+            )
+        except SubmissionRefused as exc:
+            raise web.HTTPError(exc.status, str(exc)) from None
+        log.info(
+            "%s submitted lesson %s (%d bytes, sha256 %s)",
+            student,
+            receipt["lesson"],
+            receipt["bytes"],
+            receipt["sha256"][:12],
+        )
+        self.write_json(receipt)
+
+    @web.authenticated
+    def get(self):
+        user = self.current_user
+        student = self.get_argument("student", None)
+        if not self.is_instructor(user):
+            if student not in (None, user["name"]):
+                raise web.HTTPError(403, f"{user['name']} may read their own submissions only")
+            student = user["name"]
+        self.write_json({"submissions": self.state.submissions.receipts(student)})
+
+
+class SubmissionHandler(_Handler):
+    """``GET api/submissions/<id>``: one submitted notebook, for its owner or an instructor."""
+
+    @web.authenticated
+    def get(self, submission_id: str):
+        found = self.state.submissions.get(int(submission_id))
+        user = self.current_user
+        if found is None or (found[0]["student"] != user["name"] and not self.is_instructor(user)):
+            raise web.HTTPError(404, f"no submission {submission_id} of yours")
+        receipt, data = found
+        self.set_header("Content-Type", "application/x-ipynb+json")
+        self.set_header("X-Submission-Sha256", receipt["sha256"])
+        self.set_header("Cache-Control", "no-store")
+        self.finish(data)
 
 
 class HealthHandler(web.RequestHandler):
@@ -213,6 +346,7 @@ class HealthHandler(web.RequestHandler):
 def make_app(settings: Settings, prefix: str, **tornado_settings) -> web.Application:
     """The application serving under ``prefix`` (``$JUPYTERHUB_SERVICE_PREFIX``, e.g. ``/services/class-report/``)."""
     state = _State(settings)
+    state.prefix = prefix
     HubOAuth.instance()  # one instance (and one token cache) for every handler, from JupyterHub's $JUPYTERHUB_*
 
     def at(path: str) -> str:
@@ -225,6 +359,9 @@ def make_app(settings: Settings, prefix: str, **tornado_settings) -> web.Applica
             (at("api/records"), RecordsHandler, {"state": state}),
             (at("api/report"), ReportDataHandler, {"state": state}),
             (at("api/health"), HealthHandler),
+            (at("api/submissions"), SubmissionsHandler, {"state": state}),
+            (at(r"api/submissions/(\d{1,18})"), SubmissionHandler, {"state": state}),
+            (at(r"lesson/(\d\d)(\.csv)?"), LessonPageHandler, {"state": state}),
         ],
         **tornado_settings,
     )

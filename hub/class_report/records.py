@@ -3,13 +3,21 @@
 :func:`normalize` returns a record with only the known fields, each of the right type and at most its length, or
 raises ``ValueError`` naming the field. The student's name is never taken from a record: the service takes it
 from the hub token that sent it.
+
+With a :class:`Registry` (the course's, :func:`course_registry`), only registered ids are accepted: a check's
+exercise must be one of the course's exercises, a prediction's one of its predictions, a hint's either; a
+``misconception`` must be in the catalogue, a ``known_wrong`` one the prediction names (or the catalogue's). So one
+student cannot add columns to the report or free text to the class summary; the refusals are counted
+(``class_report.app``) and shown on the instructor's page.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from dataclasses import dataclass, field
 
-__all__ = ["EVENTS", "EXERCISE_ID", "normalize"]
+__all__ = ["EVENTS", "EXERCISE_ID", "Registry", "course_registry", "normalize"]
 
 EVENTS = {
     "check": ("passed", "wrong", "crashed", "not_attempted", "timed_out"),
@@ -18,6 +26,63 @@ EVENTS = {
 }
 EXERCISE_ID = re.compile(r"\d\d\.[A-Za-z_][A-Za-z0-9_]{0,79}")
 _TEXT_LIMITS = {"detail": 500, "misconception": 100, "time": 40, "session": 64, "prediction": 200, "known_wrong": 100}
+
+
+@dataclass(frozen=True)
+class Registry:
+    """The ids a record may name: exercises and predictions by lesson, each prediction's known wrong ideas,
+    and the misconception catalogue."""
+
+    exercises: dict = field(default_factory=dict)  # lesson -> [exercise id], in the lesson's order
+    predictions: dict = field(default_factory=dict)  # lesson -> [prediction id]
+    known_wrong: dict = field(default_factory=dict)  # prediction id -> frozenset of ids
+    misconceptions: frozenset = frozenset()
+
+    @functools.cached_property
+    def exercise_ids(self) -> frozenset:
+        return frozenset(e for ids in self.exercises.values() for e in ids)
+
+    @functools.cached_property
+    def prediction_ids(self) -> frozenset:
+        return frozenset(p for ids in self.predictions.values() for p in ids)
+
+    def check(self, record: dict) -> None:
+        """Raise ValueError naming the field whose id is not registered."""
+        event, item = record["event"], record["exercise"]
+        known = {
+            "check": self.exercise_ids,
+            "predict": self.prediction_ids,
+            "hint": self.exercise_ids | self.prediction_ids,
+        }[event]
+        if item not in known:
+            raise ValueError(
+                f"exercise: {item!r:.100} is not a registered {'prediction' if event == 'predict' else 'exercise'}"
+            )
+        misconception = record.get("misconception")
+        if misconception is not None and misconception not in self.misconceptions:
+            raise ValueError(f"misconception: {misconception!r:.100} is not in the misconception catalogue")
+        wrong = record.get("known_wrong")
+        if wrong is not None and wrong not in self.known_wrong.get(item, frozenset()) | self.misconceptions:
+            raise ValueError(f"known_wrong: {wrong!r:.100} is not a known wrong idea of {item}")
+
+
+@functools.cache
+def course_registry() -> Registry | None:
+    """The course's registry (``course_utils.exercises``); None where it cannot load (a hub image without numpy)."""
+    try:
+        from course_utils import exercises
+        from course_utils.exercises import misconceptions
+    except Exception:
+        return None
+    by_lesson: dict = {}
+    predictions: dict = {}
+    known_wrong = {}
+    for lesson in exercises.lessons():
+        by_lesson[lesson] = [e.id for e in exercises.for_lesson(lesson)]
+        predictions[lesson] = [p.id for p in exercises.predictions_for_lesson(lesson)]
+        for prediction in exercises.predictions_for_lesson(lesson):
+            known_wrong[prediction.id] = frozenset(k.id for k in prediction.known_wrong if k.id)
+    return Registry(by_lesson, predictions, known_wrong, frozenset(misconceptions.MISCONCEPTIONS))
 
 
 def _text(record: dict, name: str) -> str | None:
@@ -38,8 +103,9 @@ def _count(record: dict, name: str) -> int | None:
     return value
 
 
-def normalize(record) -> dict:
-    """The record as stored: known fields only, checked, long texts cut. Raises ValueError when it is not one."""
+def normalize(record, registry: Registry | None = None) -> dict:
+    """The record as stored: known fields only, checked, long texts cut. Raises ValueError when it is not one
+    (with a ``registry``: also when it names an id the registry does not have)."""
     if not isinstance(record, dict):
         raise ValueError(f"record: expected a JSON object but got {type(record).__name__}")
     event = record.get("event", "check")  # v1 lines have no event: they are checks
@@ -59,4 +125,7 @@ def normalize(record) -> dict:
     out["level"] = _count(record, "level")
     for name in _TEXT_LIMITS:
         out[name] = _text(record, name)
-    return {key: value for key, value in out.items() if value is not None or key == "misconception"}
+    out = {key: value for key, value in out.items() if value is not None or key == "misconception"}
+    if registry is not None:
+        registry.check(out)
+    return out

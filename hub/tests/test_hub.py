@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import concurrent.futures
 import functools
+import hashlib
 import inspect
 import json
 import re
@@ -261,7 +262,10 @@ def test_3_the_instructor_sees_exactly_those_rows(world):
         assert data["instructor"] is True
         assert set(data["students"]) == {"alice", "bob", "carol"}
         assert _checks(data) == expected
-        shown = {key: status for key, status in report_cells(page).items() if status != "not_submitted"}
+        assert 'href="/services/class-report/lesson/01"' in page  # the index links each lesson's page
+        lesson_page = instructor.get(instructor.hub.url + SERVICE + "lesson/01")
+        assert lesson_page.status_code == 200 and "Class report: lesson 01" in lesson_page.text
+        shown = {key: status for key, status in report_cells(lesson_page.text).items() if status != "not_submitted"}
         assert shown == expected, f"{name}'s page: {shown}"
         world["students"][name] = instructor
 
@@ -278,19 +282,49 @@ def test_4_a_student_sees_only_their_own_rows_and_cannot_write_as_another(world)
     # from alice's kernel, with her server's token: a record that names bob is stored as alice's
     forged = world["kernels"]["alice"].execute(
         "import json, os, urllib.request\n"
-        "body = {'records': [{'student': 'bob', 'exercise': '01.forged', 'status': 'passed'}]}\n"
+        "body = {'records': [{'student': 'bob', 'exercise': '01.shared_next_token_matrix', 'status': 'passed'},\n"
+        "                    {'exercise': '01.forged', 'status': 'passed'}]}\n"
         "request = urllib.request.Request(os.environ['COURSE_REPORT_URL'] + 'api/records', json.dumps(body).encode(),\n"
         "    {'Authorization': 'token ' + os.environ['JUPYTERHUB_API_TOKEN'], 'Content-Type': 'application/json'})\n"
         "print(urllib.request.urlopen(request).read().decode())"
     )
-    assert json.loads(forged["text"])["accepted"] == 1, forged
+    answer = json.loads(forged["text"])
+    assert answer["accepted"] == 1 and "01.forged" in answer["refused"][0]["error"], forged  # not a registered id
     teacher = world["students"]["teacher"]
     _, data = _report(teacher)
-    assert ("alice", "01.forged") in _checks(data) and ("bob", "01.forged") not in _checks(data)
+    checks = _checks(data)
+    forged_id = "01.shared_next_token_matrix"  # stored as alice's, never as bob's
+    assert checks[("alice", forged_id)] == "passed" and checks.get(("bob", forged_id)) != "passed", checks
+    assert ("alice", "01.forged") not in checks
     # without a token, or with one the hub does not know
     for headers in ({}, {"Authorization": "token not-a-real-token"}):
         r = requests.post(hub.url + SERVICE + "api/records", json={"records": []}, headers=headers, timeout=30)
         assert r.status_code == 403, (headers, r.status_code, r.text)
+
+
+@_timed("a student submits lesson 01; the instructor collects it for make grade")
+def test_4b_a_student_submits_and_the_instructor_collects(world, tmp_path):
+    hub, teacher = world["hub"], world["students"]["teacher"]
+    submitted = world["kernels"]["bob"].execute(
+        "import json\nfrom course_utils import submit\nprint(json.dumps(submit.lesson('01', quiet=True)))"
+    )
+    assert not submitted["errors"], submitted
+    receipt = json.loads(submitted["text"])
+    assert receipt["student"] == "bob" and receipt["lesson"] == "01" and len(receipt["sha256"]) == 64, receipt
+    # another student cannot read it; the instructor collects it into the folder make grade reads
+    assert world["students"]["alice"].get(hub.url + SERVICE + f"api/submissions/{receipt['id']}").status_code == 404
+    token = teacher.token("collect", ["access:services!service=class-report", "read:users!user"])
+    (tmp_path / "course.toml").write_text('[lessons.01]\ndue = "2099-01-01T00:00:00+00:00"\n')
+    out = tmp_path / "collected"
+    command = [sys.executable, "-m", "course_utils.marks", "collect", "--course", str(tmp_path / "course.toml")]
+    command += ["--service", hub.url + SERVICE, "--token", token, "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())["submissions"]
+    assert [(e["student"], e["sha256"], e["late_days"]) for e in manifest] == [("bob", receipt["sha256"], 0)]
+    notebook = next((out / "submissions" / "bob").glob("01_*.ipynb"))
+    assert hashlib.sha256(notebook.read_bytes()).hexdigest() == receipt["sha256"]
+    assert any(r["student"] == "alice" for r in map(json.loads, (out / "records.jsonl").read_text().splitlines()))
 
 
 @_timed("a student floods the service")
