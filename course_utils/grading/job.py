@@ -150,7 +150,8 @@ def _run(box: Path, job_dir: Path, status, limits, decoys, course, notebook_time
         os.close(result_w)
         os.close(key_r)
     output = Drain(os.fdopen(result_r, "rb"), MAX_RESULT_BYTES)
-    watch = MemoryWatch(proc.pid, limits.memory)
+    mounts = [(m, limits.scratch) for m in sandbox.TMPFS] + [(str(d), sandbox.DECOY_BYTES) for d in decoys]
+    watch = MemoryWatch(proc.pid, limits.memory, mounts if status.sandboxed else ())
     stopped = None
     try:
         proc.wait(timeout=notebook_timeout + sandbox.GRACE_S)  # the notebook's own limit, from outside
@@ -250,8 +251,8 @@ def grade_notebook(
 
     if stopped == "memory":
         reason = (
-            f"memory: its processes together held more than {limits.memory / 2**30:.3g} GiB; the grader stopped "
-            "them all"
+            f"memory: its processes together held more than {limits.memory / 2**30:.3g} GiB (with what it wrote "
+            "into its memory-backed files); the grader stopped them all"
         )
         out = crashed_all(exercises, reason)
         out.notes[:0] = notes

@@ -48,11 +48,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limits", "Status", "status", "command", "JOB_ROOT", "WITHOUT_SANDBOX", "DECOY_BYTES", "GRACE_S"]
+__all__ = ["Limits", "Status", "status", "command", "JOB_ROOT", "WITHOUT_SANDBOX", "DECOY_BYTES", "GRACE_S", "TMPFS"]
 
 JOB_ROOT = "/grade"  # where the notebook's copy appears inside the sandbox
 BWRAP = "bwrap"
 DECOY_BYTES = 8 * 2**20  # each decoy tmpfs (the submissions folder, the course tree, $HOME as the grader sees them)
+TMPFS = ("/tmp", "/dev/shm", "/grade/work", "/grade/home", "/grade/log")  # the notebook's writable file systems
 GRACE_S = 10.0  # seconds past the notebook's limit before the grader kills its sandbox (start-up, the hand-over)
 WITHOUT_SANDBOX = (
     "graded WITHOUT a sandbox: each notebook still runs in its own "
@@ -142,8 +143,8 @@ def status(use_sandbox: bool = True) -> Status:
         True,
         "each notebook ran in its own bubblewrap sandbox: its own copy only, the course package read-only, no "
         "network, no other student's work, a size limit on every writable file system, memory limited for all its "
-        "processes together (resident memory summed by the grader's watcher every 0.1 s; this machine's cgroups are "
-        "not used), a process limit, killed from outside at its time limit, every process ended with it",
+        "processes together (their resident memory and their files in memory, summed by the grader's watcher every "
+        "0.1 s; this machine's cgroups are not used), a process limit, killed from outside at its time limit, every process ended with it",
     )
 
 

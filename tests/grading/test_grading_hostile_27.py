@@ -21,6 +21,7 @@ import csv
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -251,3 +252,31 @@ def test_a_check_cell_tagged_to_skip_is_reported_skipped(graded):
     assert skipper["91.beta"]["status"] == "skipped"
     assert "skipped by the notebook" in skipper["91.beta"]["detail"]
     assert skipper["91.alpha"]["status"] == "passed" and skipper["91.gamma"]["status"] == "missing"
+
+
+def test_the_memory_watch_counts_what_a_sandbox_holds_in_its_tmpfs(tmp_path):
+    if not SANDBOXED:
+        pytest.skip("no bubblewrap sandbox here")
+    from course_utils.grading import watch
+
+    proc = subprocess.Popen(
+        [
+            *("bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"),
+            *("--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev"),
+            *("--size", str(2**25), "--tmpfs", "/tmp", "--unshare-all", "--die-with-parent", "--"),
+            *("/bin/sh", "-c", "head -c 12000000 /dev/zero > /tmp/fill && sleep 20"),
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            pids = watch.descendants(proc.pid)
+            held = watch.tmpfs_bytes(pids[-1], [("/tmp", 2**25)]) if len(pids) > 1 else 0
+            if held >= 12_000_000:
+                break
+            time.sleep(0.1)
+        assert 12_000_000 <= held < 13_000_000, held
+        assert watch.tmpfs_bytes(os.getpid(), [("/tmp", 2**25)]) == 0  # the host's /tmp (larger) never counts
+    finally:
+        proc.kill()
+        proc.wait()
