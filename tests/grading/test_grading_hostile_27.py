@@ -81,6 +81,10 @@ try:
     found["runner memory"] = "read"
 except OSError as exc:
     found["runner memory"] = type(exc).__name__
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+attached = libc.ptrace(16, os.getppid(), 0, 0) == 0  # PTRACE_ATTACH
+found["runner ptrace"] = "attached" if attached else os.strerror(ctypes.get_errno())
 report = json.dumps(found)
 """
 
@@ -208,6 +212,7 @@ def test_no_process_of_the_sandbox_holds_a_descriptor_of_the_grader(graded):
     assert rows["prober"]["91.alpha"]["status"] == "passed"
     found, _ = json.JSONDecoder().raw_decode(rows["prober"]["91.alpha"]["detail"])
     assert found.pop("runner memory") == "PermissionError"
+    assert found.pop("runner ptrace") == "Operation not permitted"
     assert found.pop("1") == ["/dev/null", "/dev/null", "/dev/null", "anon_inode:[eventfd]"]  # bubblewrap's PID 1
     assert found and set(found.values()) == {"PermissionError"}  # the runner: not dumpable, nothing to open
 
