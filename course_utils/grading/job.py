@@ -36,7 +36,7 @@ from course_utils.grading.runner import SIGNATURE
 from course_utils.grading.submissions import read_submission
 from course_utils.grading.watch import MemoryWatch
 
-__all__ = ["Drain", "grade_notebook", "crashed_all", "read_signed", "end_everything"]
+__all__ = ["Drain", "grade_notebook", "crashed_all", "read_signed", "end_everything", "run_sandbox"]
 
 
 def crashed_all(exercises, reason: str, tampering: list | None = None) -> NotebookResult:
@@ -124,7 +124,7 @@ def _command(box: Path, status: sandbox.Status, limits, decoys: list, course: Pa
     ]
 
 
-def _run(box: Path, job_dir: Path, status, limits, decoys, course, notebook_timeout) -> tuple:
+def run_sandbox(box: Path, status, limits, decoys, course, notebook_timeout) -> tuple:
     """Start the sandbox, watch it, end it; (signed payload or None, what stopped it or None, bytes came back)."""
     key = secrets.token_bytes(32)
     result_r, result_w = os.pipe()
@@ -245,7 +245,7 @@ def grade_notebook(
             "bound": bound,
         }
         (box / "job.json").write_text(json.dumps(job), encoding="utf-8")
-        payload, stopped, answered = _run(box, job_dir, sandbox_status, limits, all_decoys, course, notebook_timeout)
+        payload, stopped, answered = run_sandbox(box, sandbox_status, limits, all_decoys, course, notebook_timeout)
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
 

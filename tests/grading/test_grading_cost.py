@@ -65,7 +65,7 @@ def test_an_unsigned_result_is_tampering_and_never_cached(tmp_path, monkeypatch)
     nb = new_notebook(cells=[new_code_cell(f"log({i!r}, 'passed')") for i in IDS])
     (tmp_path / "ann").mkdir()
     nbformat.write(nb, tmp_path / "ann" / "91_x.ipynb")
-    monkeypatch.setattr(job, "_run", lambda *args: (None, None, True))  # bytes came back, no valid signature
+    monkeypatch.setattr(job, "run_sandbox", lambda *args: (None, None, True))  # bytes came back, no valid signature
     run = grading.grade(tmp_path, registry={"91": IDS}, progress=False, jobs=1)
     assert [r.status for r in run.records] == ["crashed"] * 3
     assert all(r.detail.startswith(records.TAMPERING) and "not signed by the runner" in r.detail for r in run.records)
