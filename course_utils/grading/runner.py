@@ -13,8 +13,8 @@ non-dumpable (no process of the sandbox can ptrace it, read its memory or open i
 (:func:`sign`), to descriptor ``N``, a pipe the grader reads (at most a few MB):
 
 - ``cells``: for every code cell, whether it ran (or was ``skipped``: tagged ``skip-execution``), its error
-  (exception name, message, the line of the student's own cell it came from) and the byte range of the check log
-  written while it ran;
+  (exception name, message, the line of the student's own cell it came from), the byte range of the check log
+  written while it ran, and the lines it printed that start like a check's verdict (``printed``);
 - ``stopped``: why the run ended early (a time limit, the kernel died, too many processes);
 - ``probe``: where ``course_utils.checks.check`` and the check log's writer came from at the end (a replaced
   checker is flagged by the grader);
@@ -47,6 +47,7 @@ MAX_MESSAGES = 1000  # ... for this many cells; later errors keep their name onl
 MAX_LOG = 2 * 2**20  # bytes of the check log handed back
 SIGNATURE = b"course-grade-result-v1 "  # then the HMAC-SHA-256 (hex) of the payload, a newline, the payload
 SKIP_TAG = "skip-execution"  # nbclient does not run a cell with this tag
+MAX_PRINTED = 2000  # verdict-like printed lines handed back, all cells together
 PROBE_MODULES = {
     "course_utils.checks": ("check", "predict"),
     "course_utils.exercises.log": ("write", "build"),
@@ -91,6 +92,17 @@ def _read_key(fd: int) -> bytes:
         chunks.append(chunk)
     os.close(fd)
     return b"".join(chunks)
+
+
+def _printed(cell) -> list:
+    """The lines a cell printed that start like a check's verdict (a symbol, not a letter), a few, cut short."""
+    found = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("name") == "stdout":
+            for line in str(output.get("text", ""))[:20_000].splitlines():
+                if line[:1] and ord(line[0]) > 127 and len(found) < 8:
+                    found.append(line[:120])
+    return found
 
 
 def _error(cell, keep_message: bool = True) -> dict | None:
@@ -249,7 +261,7 @@ def run(job_path: Path) -> dict:
     try:
         with client.setup_kernel(env=env, cwd=str(work), stdout=devnull, stderr=devnull, cleanup_kc=True):
             client.reset_execution_trackers()
-            errors = 0
+            errors = printed = 0
             for index, (cell_index, cell) in enumerate(code_cells):
                 if SKIP_TAG in (cell.get("metadata", {}).get("tags") or []):
                     cells[index]["skipped"] = True
@@ -276,6 +288,9 @@ def run(job_path: Path) -> dict:
                 cells[index]["log"] = [start, log_path.stat().st_size]
                 cells[index]["error"] = _error(cell, keep_message=errors < MAX_MESSAGES)
                 errors += cells[index]["error"] is not None
+                if printed < MAX_PRINTED:
+                    cells[index]["printed"] = _printed(cell)
+                    printed += len(cells[index]["printed"])
                 cell["outputs"] = []  # kept by nbclient otherwise: a notebook's outputs are not the runner's memory
                 if watch.exceeded:
                     raise DeadKernelError("too many processes")

@@ -8,7 +8,9 @@ shows (the first, and those of check cells) are cleaned.
 A check line counts for an exercise when it was written while an executed code cell that **calls** a function
 with the exercise's id as first argument ran (its check cell), and no cell may hold more check lines for an
 exercise than it has such calls: a line written by the notebook's own code beside the real check is flagged as
-tampering, and the first line that did not pass is the one that counts.
+tampering, and the first line that did not pass is the one that counts. When such a cell (one check call) printed
+exactly one verdict line (the engine's status symbol first) and it says another status than the check line, the
+line is flagged and the printed verdict counts: a check line written in place of the check's own.
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from pathlib import Path
 from course_utils.grading.guard import Guard
 from course_utils.grading.records import LOG_STATUSES, SKIPPED, NotebookResult, one_line, shown
 
-__all__ = ["MAX_LOG_LINES", "check_calls", "log_lines", "probe_flags", "interpret", "valid_result"]
+__all__ = [
+    "MAX_LOG_LINES",
+    "check_calls",
+    "interpret",
+    "log_lines",
+    "names",
+    "probe_flags",
+    "valid_result",
+    "verdict_icons",
+]
 
 MAX_LOG_LINES = 20_000  # lines of the check log read; more is a note
 
@@ -110,6 +121,34 @@ def probe_flags(probe, course: Path) -> list:
     return flags
 
 
+def verdict_icons() -> dict:
+    """The symbol each check status prints first (``"✅"`` -> ``"passed"``), from the exercise engine; {} without it."""
+    try:
+        from course_utils import exercises
+    except Exception:  # the engine cannot load here: the printed verdicts are not compared
+        return {}
+    icons = {}
+    for status in LOG_STATUSES:
+        icon = getattr(exercises.STATUSES.get(status), "icon", None)
+        if isinstance(icon, str) and icon and icon not in icons:
+            icons[icon] = status
+    return icons
+
+
+def _printed_status(printed, icons: dict) -> tuple[str, str] | None:
+    """(status, line) of the one verdict line a cell printed; None when it printed none or several."""
+    if not isinstance(printed, list) or not icons:
+        return None
+    found = [
+        (status, line)
+        for line in printed[:8]
+        if isinstance(line, str)
+        for icon, status in icons.items()
+        if line.startswith(icon + " ")
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def _spans(cells: list) -> tuple[list, list]:
     """Sorted starts and (start, end, cell) of the executed cells' check-log byte ranges."""
     spans = []
@@ -183,6 +222,7 @@ def interpret(result: dict, exercises, sources: list, where: dict, guard: Guard,
         sessions.add(str(entry.get("session")))
         per_cell.setdefault((owner, exercise), []).append(entry)
     log = {}
+    icons = verdict_icons() if per_cell else {}
     for (owner, exercise), entries in per_cell.items():
         if owner not in calls_cache:
             calls_cache[owner] = check_calls(sources[owner])
@@ -196,7 +236,18 @@ def interpret(result: dict, exercises, sources: list, where: dict, guard: Guard,
                 )
             )
             entries = [next((e for e in entries if e["status"] != "passed"), entries[0])]
-        log[exercise] = entries[-1]
+        entry = entries[-1]
+        shown_verdict = _printed_status(cells[owner].get("printed"), icons) if calls == 1 else None
+        if shown_verdict and shown_verdict[0] != entry["status"]:
+            tampering.append(
+                one_line(
+                    f"code cell {owner + 1} printed a {shown_verdict[0]} verdict for {exercise} but its check line "
+                    f"says {entry['status']}: the line was not the check's (the printed verdict counts)",
+                    300,
+                )
+            )
+            entry = {"status": shown_verdict[0], "detail": shown_verdict[1].split(" ", 1)[1], "misconception": None}
+        log[exercise] = entry
     for exercise_id, count in sorted(unbacked.items())[:20]:
         tampering.append(
             one_line(f"{count} check line(s) for {exercise_id} that no executed check cell wrote (ignored)", 200)

@@ -9,6 +9,7 @@
   limit): ``crashed`` with ``memory``, the grader unharmed;
 - ``filler``: writes past the scratch limit into ``/dev``, ``/dev/shm``, ``/tmp``, its folder and ``$HOME``;
 - ``appender``: its real check says wrong, then its own code appends a ``passed`` line in the same cell;
+- ``muffler``: its check cell printed a wrong verdict, and the check log holds a ``passed`` line instead;
 - ``skipper``: tags a check cell ``skip-execution``.
 
 Small synthetic notebooks (lesson "91", as in tests/test_grade_hostile.py); needs bubblewrap (skipped without it,
@@ -154,6 +155,9 @@ def build(root: Path) -> None:
             "log('91.beta', 'passed')",
         ),
     )
+    # the check printed its real verdict, but the line in the log is the notebook's own (the real one sent elsewhere)
+    muffled = "print('\u274c wrong: you normalised over the queries.')\nlog('91.alpha', 'passed')"
+    write(root, "muffler", notebook(LOGGER, muffled))
     write(
         root,
         "skipper",
@@ -248,7 +252,15 @@ def test_a_passed_line_appended_by_student_code_is_tampering(graded):
     alpha = rows["appender"]["91.alpha"]
     assert alpha["status"] == "wrong" and alpha["detail"].startswith(records.TAMPERING), alpha
     assert "lines written by the notebook's own code" in alpha["detail"]
-    assert {s for s, _, _ in run.tampering} == {"appender"}
+    assert {s for s, _, _ in run.tampering} == {"appender", "muffler"}
+
+
+def test_a_check_line_that_contradicts_the_printed_verdict_is_tampering(graded):
+    _, _, rows, _ = graded
+    alpha = rows["muffler"]["91.alpha"]
+    assert alpha["status"] == "wrong" and alpha["detail"].startswith(records.TAMPERING), alpha
+    assert "printed a wrong verdict for 91.alpha but its check line says passed" in alpha["detail"]
+    assert "you normalised over the queries" in alpha["detail"]
 
 
 def test_a_check_cell_tagged_to_skip_is_reported_skipped(graded):
