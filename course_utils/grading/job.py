@@ -125,7 +125,10 @@ def _command(box: Path, status: sandbox.Status, limits, decoys: list, course: Pa
 
 
 def run_sandbox(box: Path, status, limits, decoys, course, notebook_timeout) -> tuple:
-    """Start the sandbox, watch it, end it; (signed payload or None, what stopped it or None, bytes came back)."""
+    """Start the sandbox, watch it, end it: (the signed payload or None, what stopped it, whether bytes came back).
+
+    What stopped it: None, ``"time"`` or ``"memory"`` (the grader), ``"size"`` (too large a result), or
+    ``"signal N"`` (the runner died of a signal nobody outside sent)."""
     key = secrets.token_bytes(32)
     result_r, result_w = os.pipe()
     key_r, key_w = os.pipe()
@@ -163,6 +166,9 @@ def run_sandbox(box: Path, status, limits, decoys, course, notebook_timeout) -> 
         output.join(timeout=30)
     if watch.exceeded:
         stopped = "memory"
+    code = proc.returncode if stopped is None else None  # bwrap: 128 + N when the runner died of signal N
+    if isinstance(code, int) and (code < 0 or 128 < code < 128 + 65):
+        stopped = f"signal {-code if code < 0 else code - 128}"
     data = output.data
     if output.overflow:
         return None, stopped or "size", True
@@ -279,6 +285,11 @@ def grade_notebook(
             )
         else:
             reason = "the notebook gave no result (its kernel or the runner was stopped; the whole notebook counts as crashed)"
+            if stopped and stopped.startswith("signal"):
+                reason = (
+                    f"the notebook gave no result: its runner was killed ({stopped}), from inside its sandbox or by "
+                    "the system (the whole notebook counts as crashed)"
+                )
         return NotebookResult({ex.id: ("crashed", reason, None) for ex in exercises}, [*notes, reason])
     out = verdicts.interpret(result, exercises, sources, where, guard, own, course)
     out.notes[:0] = notes

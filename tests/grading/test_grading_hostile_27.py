@@ -203,6 +203,7 @@ def test_the_honest_student_passes_as_if_alone(graded):
 def test_a_forged_result_written_from_inside_is_never_taken(graded, tmp_path):
     root, run, rows, _ = graded
     assert not any(r["status"] == "passed" for r in rows["forger"].values()), rows["forger"]
+    assert all("its runner was killed (signal 9)" in r["detail"] for r in rows["forger"].values())
     shutil.copytree(root / "forger", tmp_path / "forger")
     shutil.copytree(root / records.CACHE_DIR, tmp_path / records.CACHE_DIR)
     again = grading.grade(
