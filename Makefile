@@ -122,8 +122,8 @@ checkpoints: env
 	$(BIN)/python -m course_utils.reversal.checkpoints --write-checkpoints data/checkpoints
 
 # The class report: make grade SUBMISSIONS=path (path/<student>/NN_*.ipynb -> path/grades.csv, path/grades.html).
-# Each notebook in its own bubblewrap sandbox (course_utils/sandbox.py); JOBS at once (default: the cores);
-# MEMORY (address space per process, default 4G) and PROCESSES (default 256) per notebook.
+# Each notebook in its own bubblewrap sandbox (course_utils/grading/sandbox.py); JOBS at once (default: the cores);
+# MEMORY (all of a notebook's processes together, default 4G) and PROCESSES (default 256) per notebook.
 .PHONY: grade
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1)
 MEMORY ?= 4G

@@ -35,7 +35,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 import solved_lessons  # noqa: E402
 
-from course_utils import grading, sandbox  # noqa: E402
+from course_utils import grading  # noqa: E402
+from course_utils.grading import sandbox  # noqa: E402
 
 STUDENTS, LESSONS, CORES = 300, 9, 16
 

@@ -5,7 +5,7 @@ generated from it, never kept by hand (``make workspace`` writes it into ``my_wo
 scripts/workspace.py preview notebooks/NN_name.ipynb`` prints it). The conventions, as a lesson author uses them:
 
 **Solution regions** (nbgrader's markers, each alone on its line, in a code cell, opened and closed in the
-same cell)::
+same cell; a line that only resembles a marker is an error, see ``MARKER_LIKE``)::
 
     def softmax_along(scores, axis=-1):
         \"\"\"Softmax of `scores` along `axis`.\"\"\"
@@ -46,6 +46,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -71,8 +72,17 @@ SOLUTION, HIDDEN = "SOLUTION", "HIDDEN TESTS"
 MARKER_LINE = re.compile(r"^(?P<indent>[ \t]*)### (?P<edge>BEGIN|END) (?P<kind>SOLUTION|HIDDEN TESTS)[ \t\r]*$")
 # Marker text anywhere (nbgrader reads it case-sensitively, anywhere in a line) ...
 MARKER_TEXT = re.compile(r"\b(?:BEGIN|END)\s+(?:SOLUTION|HIDDEN\s+TESTS)\b")
-# ... and a comment that looks meant as a marker (wrong case, wrong number of #).
-MARKER_LIKE = re.compile(r"^\s*#+\s*(?:begin|end)\s+(?:solution|hidden\s+tests)\b", re.IGNORECASE)
+# ... and a line that looks meant as a marker: after NFKC normalisation, without invisible characters, with
+# Cyrillic and Greek look-alike letters folded to Latin, in any case, with any number of # (none included),
+# singular or plural, words joined by spaces, _ or -. Matched on :func:`_marker_form` of the line.
+MARKER_LIKE = re.compile(
+    r"(?:^\s*|#\s*)(?:begin|end)[\s_\-]*(?:solutions?|hidden[\s_\-]*tests?)(?![a-z])", re.IGNORECASE
+)
+# Letters of other scripts that look like the markers' Latin ones (Cyrillic, Greek; either case).
+_LOOKALIKES = str.maketrans(
+    "АВЕНІЈКМОРСТХУЅԁеіјорсхуѕһԛԝаΑΒΕΗΙΚΜΝΟΡΤΥΧΖαβεικνορτυχ",
+    "ABEHIJKMOPCTXYSdeijopcxyshqwaABEHIKMNOPTYXZabeikvoptux",
+)
 ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*=(?!=)")
 HEADING = re.compile(r"^#{1,6}(?:\s|$)")
 
@@ -229,6 +239,12 @@ def _close(kind: str, indent: str, begin: int, end: int, body: list[tuple[int, s
     return [f"{name} = ..." for name in names], Region(SOLUTION, -1, None, begin, end, "", "names", tuple(names))
 
 
+def _marker_form(line: str) -> str:
+    """``line`` as compared with a marker: NFKC, no invisible (format) characters, look-alike letters folded."""
+    line = unicodedata.normalize("NFKC", line)
+    return "".join(c for c in line if unicodedata.category(c) != "Cf").translate(_LOOKALIKES)
+
+
 def _code_cell(source: str) -> tuple[str, str, list[Region]]:
     """(student source, instructor source without markers, regions) of one code cell's source."""
     student: list[str] = []
@@ -238,7 +254,7 @@ def _code_cell(source: str) -> tuple[str, str, list[Region]]:
     for n, line in enumerate(source.split("\n"), start=1):  # not splitlines(): "\f" or "\u2028" in code stay
         match = MARKER_LINE.match(line)
         if match is None:
-            if MARKER_TEXT.search(line) or MARKER_LIKE.match(line):
+            if MARKER_TEXT.search(line) or MARKER_LIKE.search(_marker_form(line)):
                 raise _CellProblem(
                     n,
                     f"marker text in a line that is not a marker line ({line.strip()!r})",
@@ -311,7 +327,7 @@ def _edit_cell(index: int, cell: dict) -> CellEdition:
     edition = CellEdition(index, cell.get("id"), cell_type, source, source)
     if cell_type != "code":
         for n, line in enumerate(source.splitlines(), start=1):
-            if MARKER_TEXT.search(line):
+            if MARKER_TEXT.search(line) or (cell_type == "raw" and MARKER_LIKE.search(_marker_form(line))):
                 raise _CellProblem(
                     n,
                     f"marker text in a {cell_type} cell ({line.strip()!r})",

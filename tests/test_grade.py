@@ -4,7 +4,7 @@ Fast part (make test): a folder of short synthetic notebooks whose cells write c
 COURSE_CHECK_LOG themselves, graded against a small fake registry (lesson "91"). One student per
 situation: all passed; wrong / not attempted / crashed from the log; an infinite loop; a deleted
 check cell, no kernel metadata and a written file; invalid JSON; a first cell that raises; checks
-out of order; a kernel that dies. Every row of grades.csv is checked. Then: a second run comes
+out of order; a kernel that dies; a check cell tagged skip-execution. Every row of grades.csv is checked. Then: a second run comes
 from the cache, a changed notebook is re-run, and grades.html is read by a parser and opened in
 headless Chromium (skipped without /usr/bin/chromium).
 
@@ -29,6 +29,7 @@ import solved_lessons
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from course_utils import grading
+from course_utils.grading import cache, cli
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
@@ -94,6 +95,11 @@ EXPECTED = {
         "91.beta": ("crashed", "the kernel died in code cell 3"),
         "91.gamma": ("crashed", "not checked"),
     },
+    "ida": {
+        "91.alpha": ("passed", ""),
+        "91.beta": ("skipped", "skipped by the notebook: its check cell (code cell 3) is tagged skip-execution"),
+        "91.gamma": ("passed", ""),
+    },
 }
 
 
@@ -127,6 +133,9 @@ def build_synthetic(root: Path) -> Path:
         "hal",
         notebook(LOGGER, check("91.alpha"), "import os\nos._exit(1)\n" + check("91.beta"), check("91.gamma")),
     )
+    ida = notebook(LOGGER, *(check(i) for i in IDS))
+    ida.cells[3].metadata["tags"] = ["skip-execution"]  # the check cell of 91.beta (code cell 3)
+    write(root, "ida", ida)
     (root / "ada" / "notes.txt").write_text("not a notebook: ignored")
     return root
 
@@ -235,14 +244,14 @@ def test_second_run_comes_from_the_cache_and_a_changed_notebook_reruns(synthetic
     assert (third.ran, third.cached) == (1, len(EXPECTED) - 1)
     ada = {r["exercise"]: r["status"] for r in read_csv(copy / "grades.csv") if r["student"] == "ada"}
     assert ada == {"91.alpha": "passed", "91.beta": "wrong", "91.gamma": "passed"}
-    monkeypatch.setattr(grading, "_engine_fingerprint", lambda: "a changed engine")
+    monkeypatch.setattr(cache, "engine_fingerprint", lambda: "a changed engine")
     fourth = grading.grade(copy, registry=REGISTRY, cell_timeout=CELL_TIMEOUT, notebook_timeout=120, progress=False)
     assert (fourth.ran, fourth.cached) == (len(EXPECTED), 0)  # a changed engine re-runs everything
 
 
 def test_cli_writes_both_reports(tmp_path, monkeypatch, capsys):
     write(tmp_path, "kim", notebook(LOGGER, *(check(i) for i in IDS)))
-    monkeypatch.setattr(grading, "load_registry", lambda: REGISTRY)
+    monkeypatch.setattr(cli, "load_registry", lambda: REGISTRY)
     assert grading.main([str(tmp_path), "--no-progress", "--cell-timeout", "20"]) == 0
     out = capsys.readouterr().out
     assert "3 rows from 1 notebooks (1 run, 0 from the cache)" in out
@@ -324,7 +333,7 @@ def test_html_opens_in_headless_chromium(synthetic, tmp_path):
 
 
 def grading_words(status: str) -> str:
-    from course_utils.grade_report import STATUS_STYLE
+    from course_utils.grading.report import STATUS_STYLE
 
     return STATUS_STYLE[status][1]
 

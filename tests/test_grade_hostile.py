@@ -20,17 +20,20 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
 import re
 import socket
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from course_utils import grading, sandbox
+from course_utils import grading
+from course_utils.grading import cache, records, sandbox
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = {"91": [("91.alpha", "First"), ("91.beta", "Second"), ("91.gamma", "Third")]}
@@ -197,7 +200,7 @@ def tree_digest(root: Path) -> dict:
     found = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if rel.parts[0] in grading.OWN_FILES:
+        if rel.parts[0] in records.OWN_FILES:
             continue
         if path.is_symlink():
             found[str(rel)] = "link:" + os.readlink(path)
@@ -216,7 +219,7 @@ def leftover_processes() -> list:
             cmdline = " ".join(process.cmdline())
         except psutil.Error:
             continue
-        if SLEEP in cmdline or "course_utils.grade_runner" in cmdline:
+        if SLEEP in cmdline or "course_utils.grading.runner" in cmdline:
             left.append(cmdline)
     return left
 
@@ -240,15 +243,13 @@ def graded(tmp_path_factory):
     server.setblocking(False)
     known = build(root, server.getsockname()[1])
     # a forged cache entry (as a kernel without a sandbox could write) for the honest student's notebook
-    cache = grading._Cache(root / grading.CACHE_DIR)
-    ex = grading._normalize_registry(REGISTRY)["91"]
-    setting = grading.json.dumps([True, grading.asdict(LIMITS)])
-    key = grading._cache_key(known["ada"].read_bytes(), "91", ex, 5, 60, grading._engine_fingerprint(), setting)
-    forged = grading.NotebookResult({i: ("wrong", "forged", None) for i in IDS}, [], [])
-    (cache.folder / f"{key}.json").write_text(
-        grading.json.dumps({"payload": grading.json.dumps(grading.asdict(forged)), "mac": "0" * 64})
-    )
-    files_before, course_before = tree_digest(root), grading._course_fingerprint(REPO)
+    entries = cache.Cache(root / records.CACHE_DIR)
+    ex = records.normalize_registry(REGISTRY)["91"]
+    setting = json.dumps([True, asdict(LIMITS)])
+    key = cache.cache_key(known["ada"].read_bytes(), "91", ex, 5, 60, cache.engine_fingerprint(), setting)
+    forged = records.NotebookResult({i: ("wrong", "forged", None) for i in IDS}, [], [])
+    (entries.folder / f"{key}.json").write_text(json.dumps({"payload": json.dumps(asdict(forged)), "mac": "0" * 64}))
+    files_before, course_before = tree_digest(root), cache.course_fingerprint(REPO)
     run = grading.grade(
         root, registry=REGISTRY, cell_timeout=5, notebook_timeout=60, progress=False, jobs=2, limits=LIMITS
     )
@@ -277,9 +278,9 @@ def test_honest_students_are_graded_as_if_alone(graded):
 def test_no_file_of_the_class_changed_and_the_course_tree_is_unchanged(graded):
     root, run, files_before, course_before = graded
     assert tree_digest(root) == files_before
-    assert grading._course_fingerprint(REPO) == course_before
+    assert cache.course_fingerprint(REPO) == course_before
     assert run.course_changed == []
-    assert not (root / grading.CACHE_DIR / "evil.json").exists()
+    assert not (root / records.CACHE_DIR / "evil.json").exists()
     assert not (root / "grades.html").is_symlink()  # the planted link was replaced, README.md not written
 
 
@@ -297,8 +298,8 @@ def test_no_other_files_text_reaches_the_report(graded):
     host_passwd = Path("/etc/passwd").read_text().splitlines()[0]
     assert host_passwd not in report
     rex = rows_of(root, "rex")
-    assert rex[0]["status"] == "wrong" and rex[0]["detail"].startswith(grading.FOREIGN)  # its check's detail: cut
-    assert all(f"RuntimeError: {grading.FOREIGN}" in r["detail"] for r in rex)  # the raised message: cut
+    assert rex[0]["status"] == "wrong" and rex[0]["detail"].startswith(records.FOREIGN)  # its check's detail: cut
+    assert all(f"RuntimeError: {records.FOREIGN}" in r["detail"] for r in rex)  # the raised message: cut
 
 
 def test_tampering_is_flagged_on_the_culprits_rows_only(graded):
@@ -347,9 +348,9 @@ def test_every_entry_is_graded_or_listed_with_a_reason(graded):
     for key, fragment in expected.items():
         assert fragment in listed.get(key, ""), (key, listed.get(key))
     graded_students = {r.student for r in run.records}
-    entries = {p.name for p in root.iterdir()} - set(grading.OWN_FILES)
+    entries = {p.name for p in root.iterdir()} - set(records.OWN_FILES)
     named = graded_students | {s for s, _ in listed if s} | {n for s, n in listed if not s}
-    assert entries == named - set(grading.OWN_FILES)
+    assert entries == named - set(records.OWN_FILES)
     page = (root / "grades.html").read_text(encoding="utf-8")
     assert 'data-sandboxed="true"' in page and "Copy of" in page and "..evil" in page
     assert not any(r.student == "linky" for r in run.records)
@@ -398,7 +399,9 @@ def test_without_the_sandbox_the_report_says_so_and_processes_still_end(tmp_path
 def test_the_sandbox_command_hides_the_class_and_writes_nothing_to_disk(tmp_path):
     submissions = tmp_path / "class"
     (tmp_path / "job" / "box").mkdir(parents=True)
-    args = sandbox.command(tmp_path / "job", course=REPO, decoys=[submissions, REPO], limits=sandbox.Limits())
+    args = sandbox.command(
+        tmp_path / "job", course=REPO, decoys=[submissions, REPO], limits=sandbox.Limits(), result_fd=5, key_fd=6
+    )
     assert {"--unshare-all", "--die-with-parent", "--new-session", "--clearenv"} <= set(args)
     mounts = []  # (option, destination) in order
     for i, arg in enumerate(args[: args.index("--")]):

@@ -1,14 +1,20 @@
 """Run one submitted notebook and report what happened: the part of ``make grade`` inside the sandbox.
 
-``python -m course_utils.grade_runner ROOT/job.json`` (started by :mod:`course_utils.grading`, inside the
-bubblewrap sandbox of :mod:`course_utils.sandbox` where there is one). ``ROOT`` holds ``job.json`` (the
-notebook's name and the limits) and ``submitted/NAME`` (the student's notebook), read-only in the sandbox; the
-runner copies the notebook into ``work/`` (the kernel's working directory) and keeps the check log in ``log/``
-(in the sandbox both are size-limited tmpfs, as are ``home/`` and ``/tmp``: nothing the notebook writes reaches
-the grader's disk). It writes one JSON object to its stdout, a pipe the grader reads (at most a few MB):
+``python -m course_utils.grading.runner ROOT/job.json --result-fd N --key-fd M`` (started by
+:mod:`course_utils.grading.job`, inside the bubblewrap sandbox of :mod:`course_utils.grading.sandbox` where there
+is one). ``ROOT`` holds ``job.json`` (the notebook's name and the limits) and ``submitted/NAME`` (the student's
+notebook), read-only in the sandbox; the runner copies the notebook into ``work/`` (the kernel's working
+directory) and keeps the check log in ``log/`` (in the sandbox both are size-limited tmpfs, as are ``home/``,
+``/tmp`` and ``/dev/shm``: nothing the notebook writes reaches the grader's disk).
 
-- ``cells``: for every code cell, whether it ran, its error (exception name, message, the line of the student's
-  own cell it came from) and the byte range of the check log written while it ran;
+Before it starts the kernel the runner reads the job's key from descriptor ``M`` and closes it, and makes itself
+non-dumpable (no process of the sandbox can ptrace it, read its memory or open its descriptors through
+``/proc``); the kernel inherits neither descriptor. At the end it writes one JSON object, signed with the key
+(:func:`sign`), to descriptor ``N``, a pipe the grader reads (at most a few MB):
+
+- ``cells``: for every code cell, whether it ran (or was ``skipped``: tagged ``skip-execution``), its error
+  (exception name, message, the line of the student's own cell it came from), the byte range of the check log
+  written while it ran, and the lines it printed that start like a check's verdict (``printed``);
 - ``stopped``: why the run ended early (a time limit, the kernel died, too many processes);
 - ``probe``: where ``course_utils.checks.check`` and the check log's writer came from at the end (a replaced
   checker is flagged by the grader);
@@ -16,13 +22,16 @@ the grader's disk). It writes one JSON object to its stdout, a pipe the grader r
   ``$HOME`` as the grader sees them: empty tmpfs here); ``written``: files it wrote in its own folder;
 - ``log``: the check log (latin-1 text: one character per byte).
 
-Everything here runs as the student's code does, so a notebook can change this process or what it writes: it can
-only spoil its own result (the grader checks the shape of the result and treats a missing one as a crash).
-Never imported by the lessons.
+Everything here but the key and the result's descriptor is within reach of the student's code (it can stop or
+kill this process): it can only spoil its own result (the grader refuses an unsigned one, treats a missing one
+as a crash, and kills the sandbox at the notebook's time limit from outside). Never imported by the lessons.
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -33,8 +42,12 @@ import threading
 import time
 from pathlib import Path
 
-MAX_MESSAGE = 2000  # characters of an exception message kept (the grader cuts further)
-MAX_LOG = 4 * 2**20  # bytes of the check log handed back
+MAX_MESSAGE = 2000  # characters of an exception message kept (the grader cuts further) ...
+MAX_MESSAGES = 1000  # ... for this many cells; later errors keep their name only
+MAX_LOG = 2 * 2**20  # bytes of the check log handed back
+SIGNATURE = b"course-grade-result-v1 "  # then the HMAC-SHA-256 (hex) of the payload, a newline, the payload
+SKIP_TAG = "skip-execution"  # nbclient does not run a cell with this tag
+MAX_PRINTED = 2000  # verdict-like printed lines handed back, all cells together
 PROBE_MODULES = {
     "course_utils.checks": ("check", "predict"),
     "course_utils.exercises.log": ("write", "build"),
@@ -58,7 +71,41 @@ def _set_limits(limits: dict) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _error(cell) -> dict | None:
+def sign(payload: bytes, key: bytes) -> bytes:
+    """The runner's result as it travels: :data:`SIGNATURE`, the payload's HMAC-SHA-256, a newline, the payload."""
+    return SIGNATURE + hmac.new(key, payload, hashlib.sha256).hexdigest().encode() + b"\n" + payload
+
+
+def _not_dumpable() -> None:
+    """No process of the sandbox (same user) may ptrace this one, read its memory or open /proc/PID/fd/*."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError):  # not Linux: there is no sandbox either (the report says so)
+        pass
+
+
+def _read_key(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 4096):
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def _printed(cell) -> list:
+    """The lines a cell printed that start like a check's verdict (a symbol, not a letter), a few, cut short."""
+    found = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("name") == "stdout":
+            for line in str(output.get("text", ""))[:20_000].splitlines():
+                if line[:1] and ord(line[0]) > 127 and len(found) < 8:
+                    found.append(line[:120])
+    return found
+
+
+def _error(cell, keep_message: bool = True) -> dict | None:
     """The first error output of a cell: name, message and the line of this cell it came from."""
     for output in cell.get("outputs", []):
         if output.get("output_type") != "error":
@@ -71,7 +118,7 @@ def _error(cell) -> dict | None:
                 line = int(found.group(1)) if found else line
         return {
             "ename": str(output.get("ename", "Error"))[:100],
-            "evalue": str(output.get("evalue", ""))[:MAX_MESSAGE],
+            "evalue": str(output.get("evalue", ""))[:MAX_MESSAGE] if keep_message else "",
             "line": line,
         }
     return None
@@ -214,7 +261,11 @@ def run(job_path: Path) -> dict:
     try:
         with client.setup_kernel(env=env, cwd=str(work), stdout=devnull, stderr=devnull, cleanup_kc=True):
             client.reset_execution_trackers()
+            errors = printed = 0
             for index, (cell_index, cell) in enumerate(code_cells):
+                if SKIP_TAG in (cell.get("metadata", {}).get("tags") or []):
+                    cells[index]["skipped"] = True
+                    continue
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     result["stopped"] = ["timed_out", index, f"the notebook ran past its {notebook_timeout:g} s limit"]
@@ -235,14 +286,19 @@ def run(job_path: Path) -> dict:
                     cells[index]["log"] = [start, log_path.stat().st_size]
                     break
                 cells[index]["log"] = [start, log_path.stat().st_size]
-                cells[index]["error"] = _error(cell)
+                cells[index]["error"] = _error(cell, keep_message=errors < MAX_MESSAGES)
+                errors += cells[index]["error"] is not None
+                if printed < MAX_PRINTED:
+                    cells[index]["printed"] = _printed(cell)
+                    printed += len(cells[index]["printed"])
+                cell["outputs"] = []  # kept by nbclient otherwise: a notebook's outputs are not the runner's memory
                 if watch.exceeded:
                     raise DeadKernelError("too many processes")
             else:
                 marker = f"@@course-grader-probe-{secrets.token_hex(8)}@@"
                 probe = nbformat.v4.new_code_cell(_probe_code(marker))
                 nb.cells.append(probe)
-                client.timeout = 30
+                client.timeout = max(2, int(min(30, deadline - time.monotonic() + 5)))
                 try:
                     client.execute_cell(probe, len(nb.cells) - 1)
                     for output in probe.get("outputs", []):
@@ -284,14 +340,21 @@ def run(job_path: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    out = os.dup(1)  # the result goes to the grader through the pipe on stdout, nothing else does
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
+    parser = argparse.ArgumentParser(description="Run one notebook of make grade (inside its sandbox).")
+    parser.add_argument("job", type=Path)
+    parser.add_argument("--result-fd", type=int, required=True)
+    parser.add_argument("--key-fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    _not_dumpable()
+    key = _read_key(args.key_fd)
+    os.set_inheritable(args.result_fd, False)  # the kernel, started later, never holds it
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
     os.close(null)
-    result = run(Path(argv[0]))
-    with os.fdopen(out, "wb") as handle:
-        handle.write(json.dumps(result).encode("utf-8"))
+    result = run(args.job)
+    with os.fdopen(args.result_fd, "wb") as handle:
+        handle.write(sign(json.dumps(result).encode("utf-8"), key))
     return 0
 
 

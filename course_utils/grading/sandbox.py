@@ -1,26 +1,38 @@
-"""The sandbox each submitted notebook is graded in (``make grade``; issue 22).
+"""The sandbox each submitted notebook is graded in (``make grade``; issues 22 and 27).
 
 On Linux with bubblewrap (``/usr/bin/bwrap``, the Debian package ``bubblewrap``) every notebook runs as
-``bwrap … python -m course_utils.grade_runner /grade/job.json``, in a sandbox whose file system holds only:
+``bwrap … python -m course_utils.grading.runner /grade/job.json --result-fd N --key-fd M``, in a sandbox whose
+file system holds only:
 
 - the system (``/usr`` and its ``/bin``, ``/lib`` links), the Python installation and the course's ``.venv``,
   the course package ``course_utils/`` and ``data/``: all **read-only**;
 - ``/grade``: the job (read-only) with ``work/`` (the kernel's folder, holding its own copy of the notebook),
-  ``home/`` and ``log/`` (the check log), and ``/tmp``: each an empty tmpfs of at most ``Limits.scratch`` bytes.
-  Nothing the notebook writes reaches the grader's disk; the runner hands its result back through a pipe;
-- empty, writable decoys (tmpfs) at the real paths of the submissions folder (so: every other student, the
-  cache, the report), the course tree and ``$HOME``: a notebook that writes there writes into nothing, and the
-  runner lists what it wrote (the grader flags it as tampering).
+  ``home/`` and ``log/`` (the check log), ``/tmp`` and ``/dev/shm``: each an empty tmpfs of at most
+  ``Limits.scratch`` bytes; ``/dev`` itself is read-only. Nothing the notebook writes reaches the grader's disk;
+- empty, writable decoys (tmpfs of at most :data:`DECOY_BYTES`) at the real paths of the submissions folder (so:
+  every other student, the cache, the report), the course tree and ``$HOME``: a notebook that writes there writes
+  into nothing, and the runner lists what it wrote (the grader flags it as tampering).
+
+**The result's channel.** bubblewrap's own process (PID 1 of the sandbox) gets ``/dev/null`` as stdin, stdout and
+stderr and closes every other descriptor; the grader's result pipe and a pipe holding a per-job key reach only
+the runner (descriptors ``N`` and ``M``). The runner reads the key, closes that descriptor and makes itself
+non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``: no process of the sandbox can ptrace it or open its ``/proc``
+descriptors or memory) before it starts the kernel, which inherits neither descriptor. The runner signs its
+result with the key; the grader refuses a result whose signature does not hold.
 
 The lessons' instructor editions (``notebooks/``, the solutions), other students' work, the grader's cache and
 its key are not in the sandbox at all. It has its own PID, network (loopback only), IPC, UTS and user
 namespaces (``--unshare-all``), a new session, and ``--die-with-parent``: when the runner ends (or the grader
 kills it at the notebook's time limit), every process the notebook started ends with it.
 
-Limits per notebook (:class:`Limits`; ``make grade MEMORY=… PROCESSES=…``): the address space of every process
-(``RLIMIT_AS``, default 4 GiB), the number of processes (``RLIMIT_NPROC``, and a watch by the runner over the
+Limits per notebook (:class:`Limits`; ``make grade MEMORY=… PROCESSES=…``): the memory of **all its processes
+together** (``MEMORY``, default 4 GiB: the grader's watcher, :mod:`course_utils.grading.watch`, sums the resident
+memory of every process of the sandbox from outside it; each process's address space is limited to the same
+number, ``RLIMIT_AS``), the number of processes (``RLIMIT_NPROC``, and a watch by the runner over the
 sandbox's own PID namespace, since a kernel does not enforce ``RLIMIT_NPROC`` inside a user namespace created
-by root), the size of a file (``RLIMIT_FSIZE``) and of the scratch space, no core files.
+by root), the size of a file (``RLIMIT_FSIZE``) and of every writable file system, no core files. The time limit
+of the notebook is enforced twice: by the runner inside, and by the grader outside (it kills the sandbox
+:data:`GRACE_S` seconds past the notebook's limit, whatever the runner does).
 
 Without bubblewrap (macOS, Windows, a Linux without user namespaces) :func:`status` says so and grading runs
 each notebook in a plain subprocess: what still holds is listed in :data:`WITHOUT_SANDBOX`.
@@ -36,10 +48,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limits", "Status", "status", "command", "JOB_ROOT", "WITHOUT_SANDBOX"]
+__all__ = ["Limits", "Status", "status", "command", "JOB_ROOT", "WITHOUT_SANDBOX", "DECOY_BYTES", "GRACE_S", "TMPFS"]
 
 JOB_ROOT = "/grade"  # where the notebook's copy appears inside the sandbox
 BWRAP = "bwrap"
+DECOY_BYTES = 8 * 2**20  # each decoy tmpfs (the submissions folder, the course tree, $HOME as the grader sees them)
+TMPFS = ("/tmp", "/dev/shm", "/grade/work", "/grade/home", "/grade/log")  # the notebook's writable file systems
+GRACE_S = 10.0  # seconds past the notebook's limit before the grader kills its sandbox (start-up, the hand-over)
 WITHOUT_SANDBOX = (
     "graded WITHOUT a sandbox: each notebook still runs in its own "
     "process group in a temporary copy, under the memory and file-size limits, and every process it "
@@ -52,8 +67,9 @@ WITHOUT_SANDBOX = (
 
 @dataclass(frozen=True)
 class Limits:
-    """What one notebook's sandbox may use. ``memory``: bytes of address space per process (RLIMIT_AS);
-    ``processes``: processes at once; ``file_size``: bytes of one file written; ``scratch``: bytes of /tmp."""
+    """What one notebook's sandbox may use. ``memory``: bytes of resident memory of all its processes together
+    (and of address space per process); ``processes``: processes at once; ``file_size``: bytes of one file
+    written; ``scratch``: bytes of each writable file system (/tmp, /dev/shm, its folder, home, the check log)."""
 
     memory: int = 4 * 2**30
     processes: int = 256
@@ -83,7 +99,19 @@ def _probe(bwrap: str) -> str | None:
             [
                 bwrap,
                 *_system_binds(),
-                *("--proc", "/proc", "--dev", "/dev", "--size", "1048576", "--tmpfs", "/tmp", "--dir", "/tmp/x"),
+                *(
+                    "--proc",
+                    "/proc",
+                    "--dev",
+                    "/dev",
+                    "--remount-ro",
+                    "/dev",
+                    "--size",
+                    "1048576",
+                    "--tmpfs",
+                    "/dev/shm",
+                ),
+                *("--size", "1048576", "--tmpfs", "/tmp", "--dir", "/tmp/x"),
                 *("--unshare-all", "--uid", "1000", "--gid", "1000", "--hostname", "grading", "--die-with-parent"),
                 *("--new-session", "--chdir", "/tmp/x", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "true"),
             ],
@@ -114,7 +142,9 @@ def status(use_sandbox: bool = True) -> Status:
     return Status(
         True,
         "each notebook ran in its own bubblewrap sandbox: its own copy only, the course package read-only, no "
-        "network, no other student's work, memory and process limits, every process ended with it",
+        "network, no other student's work, a size limit on every writable file system, memory limited for all its "
+        "processes together (their resident memory and their files in memory, summed by the grader's watcher every "
+        "0.1 s; this machine's cgroups are not used), a process limit, killed from outside at its time limit, every process ended with it",
     )
 
 
@@ -146,11 +176,22 @@ def _etc(job_dir: Path) -> list[str]:
     return args
 
 
-def command(job_dir: Path, *, course: Path, decoys: list, limits: Limits, python: str | None = None) -> list[str]:
-    """The bwrap command line that runs ``course_utils.grade_runner`` on ``job_dir`` (mounted at /grade).
+def command(
+    job_dir: Path,
+    *,
+    course: Path,
+    decoys: list,
+    limits: Limits,
+    result_fd: int,
+    key_fd: int,
+    python: str | None = None,
+) -> list[str]:
+    """The bwrap command line that runs ``course_utils.grading.runner`` on ``job_dir`` (mounted at /grade).
 
     ``course``: the course tree (its ``course_utils/`` and ``data/`` are bound read-only); ``decoys``: folders
-    replaced by an empty writable tmpfs (the submissions folder, the course tree, $HOME).
+    replaced by an empty writable tmpfs (the submissions folder, the course tree, $HOME); ``result_fd`` and
+    ``key_fd``: the descriptors (passed to bwrap, which hands them to the runner only) of the result pipe and of
+    the pipe that holds the job's key.
     """
     python = python or sys.executable
     course = Path(course).resolve()
@@ -160,7 +201,7 @@ def command(job_dir: Path, *, course: Path, decoys: list, limits: Limits, python
     for decoy in decoys:
         decoy = Path(decoy).resolve()
         if decoy != Path("/") and not str(decoy).startswith(("/usr/", "/proc", "/dev")):
-            mounts.append((decoy, ["--size", str(limits.scratch), "--tmpfs", str(decoy)]))
+            mounts.append((decoy, ["--size", str(min(DECOY_BYTES, limits.scratch)), "--tmpfs", str(decoy)]))
     read_only = [base, venv, course / "course_utils", course / "data"]
     for path in dict.fromkeys(read_only):
         if path.exists() and not str(path).startswith("/usr/"):
@@ -173,6 +214,12 @@ def command(job_dir: Path, *, course: Path, decoys: list, limits: Limits, python
         "/proc",
         "--dev",
         "/dev",
+        "--remount-ro",
+        "/dev",
+        "--size",
+        str(limits.scratch),
+        "--tmpfs",
+        "/dev/shm",
         "--size",
         str(limits.scratch),
         "--tmpfs",
@@ -209,7 +256,11 @@ def command(job_dir: Path, *, course: Path, decoys: list, limits: Limits, python
         "--",
         python,
         "-m",
-        "course_utils.grade_runner",
+        "course_utils.grading.runner",
         f"{JOB_ROOT}/job.json",
+        "--result-fd",
+        str(result_fd),
+        "--key-fd",
+        str(key_fd),
     ]
     return args
