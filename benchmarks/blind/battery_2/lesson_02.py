@@ -166,11 +166,11 @@ CASES = [
        '''def masked_softmax(scores, mask):
     return torch.softmax(scores + torch.log(mask.to(scores.dtype)), dim=-1)
 '''),
-    _c("02-032", "02.masked_softmax", "fills with -1e4 (fp16-safe habit): scores below -1e4 or a fully masked row "
-       "still go wrong", "fill-finite",
+    _c("02-032", "02.masked_softmax", "gives a fully masked row uniform weights 1/k_len (the 'attend to "
+       "everything' convention) instead of zeros", "empty-row-uniform",
        '''def masked_softmax(scores, mask):
-    w = torch.softmax(scores.masked_fill(~mask, -1e4), dim=-1)
-    return w * mask.any(dim=-1, keepdim=True)
+    w = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    return torch.where(torch.isnan(w), torch.full_like(w, 1.0 / scores.shape[-1]), w)
 '''),
     _c("02-033", "02.masked_softmax", "sets nan to 0 with an in-place index assignment on the softmax output after "
        "detaching it", "detach",
@@ -370,15 +370,15 @@ CASES = [
             return True
     return False
 '''),
-    _c("02-072", "02.leaks", "only changes the very next token t + 1: misses a layer that reads two or more steps "
-       "ahead", "partial-perturbation",
+    _c("02-072", "02.leaks", "changes only token t + 1 and compares only output t: misses a layer in which an "
+       "output reads a token two or more steps ahead", "partial-perturbation",
        '''def leaks(attend, seq_len):
     x = torch.randn(1, seq_len, 8, dtype=torch.float64)
     base = attend(x)
     for t in range(seq_len - 1):
         y = x.clone()
         y[:, t + 1] = torch.randn(8, dtype=torch.float64)
-        if not torch.allclose(attend(y)[:, : t + 1], base[:, : t + 1]):
+        if not torch.allclose(attend(y)[:, t], base[:, t]):
             return True
     return False
 '''),
