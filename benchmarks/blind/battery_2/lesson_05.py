@@ -353,4 +353,9 @@ def model_input(model, tokens):
        "about 0"),
     _p("05-p06", "05.deep_over_wide", "thinks one-head layers are 8 times smaller each", "per-head", 1),
     _p("05-p07", "05.deep_over_wide", "multiplies layers by heads", "per-head", 64),
+    _p("05-p08", "05.previous_key", "reads 'previous' as the token after the query", "direction", 6),
+    _p("05-p09", "05.previous_key", "the query itself", "off-by-one", 5),
+    _p("05-p10", "05.first_key", "counts positions from 1", "off-by-one", 1),
+    _p("05-p11", "05.matching_key", "the query's own position (it has the shape too)", "includes-self", 5),
+    _p("05-p12", "05.matching_key", "off by one after the other occurrence", "off-by-one", 10),
 ]

@@ -599,5 +599,9 @@ CASES = [
     _p("08-p05", "08.clipped_norm", "divides by the norm twice: 1 / 50", "clipping", 0.02),
     _p("08-p06", "08.shuffled_source", "thinks the encoder reads the order anyway", "positional", "completely"),
     _p("08-p07", "08.shuffled_source", "thinks the attention weights carry some order", "positional", "a little"),
+    _p("08-p09", "08.decoder_self_attention", "assumes cross-attention, reading a whole source, is the diffuse one",
+       "attention-maps", "cross-attention"),
+    _p("08-p10", "08.length_14", "assumes the Transformer generalizes to longer inputs better than a GRU",
+       "extrapolation", "transformer"),
     _p("08-p08", "08.long_run_enough", "thinks more training steps fix extrapolation", "extrapolation", True),
 ]
