@@ -696,7 +696,7 @@ CASES = [
     bias = -slopes[:, None, None] * (i - j)
     return bias.masked_fill(j > i, float("-inf"))
 '''),
-    _c("04-095", "04.alibi_bias", "slopes 2^(-h): ignores the number of heads", "ignores-arg",
+    _c("04-095", "04.alibi_bias", "slopes 2^(-h): ignores the number of heads (right only for 8 heads)", "ignores-arg",
        '''def alibi_bias(num_heads, seq_len):
     slopes = 2.0 ** (-torch.arange(1, num_heads + 1, dtype=torch.float32))
     i = torch.arange(seq_len)[:, None]
