@@ -10,8 +10,8 @@ table: typing them, or the pattern they make, passes the check): the lesson must
 student's version passed, or not at all.
 
 Matching is meant to be sensible rather than clever: numbers are whole tokens (``15`` is not found in ``1500``);
-integers must be exact, decimals within the prediction's tolerance (an exercise's decimals: the value rounded to
-the printed digits, with at least two significant ones); numbers the question itself gives are not answers;
+integers must be exact, decimals the answer rounded to the printed digits, with at least two significant ones
+(``0.33`` and ``0.3333`` show 1/3; an unrelated ``0.3311`` does not, although the checker would accept it); numbers the question itself gives are not answers;
 single-digit whole numbers and booleans are too common to find in text and are not matched; a choice that is one
 word (``"no"``, ``"training"``, ``"nan"``) counts only quoted (``"no"``, ``'no'``, `` `no` ``); a cell that
 names every choice is asking, not answering.
@@ -43,7 +43,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = Path(os.environ.get("COURSE_NOTEBOOKS_DIR", REPO / "notebooks"))
 LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
-_ENFORCED = os.environ.get("COURSE_ANSWER_LESSONS", "00")
+_ENFORCED = os.environ.get("COURSE_ANSWER_LESSONS", "00,01,02,03,04")
 ENFORCED = None if _ENFORCED.strip() == "all" else {s.strip() for s in _ENFORCED.split(",") if s.strip()}
 
 PREDICT_CALL = re.compile(r"""checks\.predict\(\s*["'](?P<id>\d\d\.\w+)["']""")
@@ -53,6 +53,10 @@ NUMBER = re.compile(
     r"(?<![\w.])(?P<num>[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:\s*/\s*(?P<den>\d+))?(?![\w])"
 )
 COMMON_WORDS = {"no", "yes", "none", "all", "right", "error", "the same", "same", "true", "false", "both", "neither"}
+# Reviewed coincidences, (asked id, cell id, token): a number that is the answer's value but another quantity.
+COINCIDENCES = {
+    ("03.crossover_n", "9d23db12", "1024"): "T5-11B's d_model in the table of real configurations, not a crossover",
+}
 MAX_EXERCISE_NUMBERS = 24  # more checked numbers than this: a computation, not a value one could read off
 
 
@@ -162,22 +166,28 @@ def _givens(question: str) -> set[Fraction]:
     return {value for value, _ in _numbers(question)}
 
 
+def _rounds_to(value: Fraction, token: str, answer: Fraction) -> bool:
+    """``token`` is ``answer`` as printed: equal, or ``answer`` rounded to the token's digits (two significant)."""
+    if value == answer or ("/" in token and abs(value - answer) <= abs(answer) * Fraction(1, 10**9)):
+        return True
+    if _is_whole(token) or "/" in token or "e" in token.lower() or _significant(token) < 2:
+        return False
+    half_unit = Fraction(1, 2 * 10 ** len(token.split(".")[1]))
+    return abs(value - answer) <= half_unit
+
+
 def _number_found(prediction, text: str) -> str | None:
-    answer = (
-        Fraction(float(prediction.value())) if not isinstance(prediction.value(), int) else Fraction(prediction.value())
-    )
+    value = prediction.value()
+    answer = Fraction(value) if isinstance(value, (int, np.integer)) else Fraction(float(value))
     if answer.denominator == 1 and abs(answer) < 10:
         return None  # 0..9 are everywhere
     givens = _givens(prediction.question)
     tol = Fraction(prediction.atol) + Fraction(prediction.rtol) * abs(answer)
-    for value, token in _numbers(text):
-        if value in givens or abs(value - answer) > tol:
+    for found, token in _numbers(text):
+        if found in givens or abs(found - answer) > tol:
             continue
-        if _is_whole(token) and value != answer and answer.denominator == 1:
-            continue  # a whole number must be the answer itself
-        if not _is_whole(token) and _significant(token) < 2 and value != answer:
-            continue
-        return token
+        if _rounds_to(found, token, answer):
+            return token
     return None
 
 
@@ -368,6 +378,8 @@ def test_run_all_prints_no_answer_to_a_question(lesson):
             prediction = exercises.get_prediction(match.group("id"))
             for above in range(index):
                 found = answer_in(prediction, outputs[above]) if outputs[above] else None
+                if (prediction.id, cells[above][1].get("id"), found) in COINCIDENCES:
+                    continue
                 if found is not None:
                     offenders.append(
                         f"{lesson.name} cell {above} (output): {found!r} answers {prediction.id} (asked in cell {index})"
@@ -407,7 +419,8 @@ def test_matcher_finds_each_kind_and_ignores_givens():
     assert answer_in(number, "15 of them") == "15"
     assert answer_in(number, "1500 of them") is None
     third = _prediction(kind="number", answer=1 / 3, rtol=0.12, question="weight?")
-    assert answer_in(third, "about 0.34 each") == "0.34"
+    assert answer_in(third, "about 0.33 each") == "0.33"
+    assert answer_in(third, "weights [0.2875, 0.3814, 0.3311]") is None
     assert answer_in(third, "it is 1/3") == "1/3"
     assert answer_in(third, "it is 0.9") is None
     members = _prediction(kind="set", answer={0, 1, 2}, question="which keys?")
