@@ -5,7 +5,8 @@ Two measurements, one thread (``OMP_NUM_THREADS=1``), the machine's load average
 1. **Import overhead**: for each lesson, its setup cell's imports run in a fresh interpreter, once with only the
    lines that do not name ``course_utils`` (the lesson's own ``import torch``, matplotlib, ...) and once whole; the
    difference is what the course's imports add (the smallest of ``--repeat`` alternating runs of each). The same
-   for every course module the lessons import together, over ``import torch`` alone.
+   for every course module the lessons import together, over ``import torch`` alone, and the time
+   ``python -X importtime`` gives the course's own modules (steadier on a loaded machine than a difference).
 2. **Run All**: each lesson's student edition, as ``make workspace`` writes it, executed untouched in a fresh
    kernel (nbclient), timed from the kernel's start to the last cell.
 
@@ -60,6 +61,16 @@ def overhead(baseline: list[str], course: list[str], repeat: int) -> tuple[float
     return min(base), min(full) - min(base)
 
 
+def course_import_time(course: list[str]) -> float:
+    """Seconds ``python -X importtime`` attributes to the course's modules (cumulative, torch imported first)."""
+    code = "\n".join(["import torch", *course])
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], check=True, env=ENV, cwd=REPO, capture_output=True, text=True
+    )
+    top = re.compile(r"^import time:\s+\d+ \|\s+(\d+) \| course_utils(?:\.[a-z_0-9]+|\.experiments\.\w+)?$")
+    return sum(int(m.group(1)) for line in result.stderr.splitlines() if (m := top.match(line))) / 1e6
+
+
 def run_all(lessons: list[Path], timeout_s: int) -> dict[str, float]:
     """Seconds each untouched student edition takes to Run All in a fresh kernel."""
     import nbformat
@@ -104,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{lesson.name}: its own imports {base:.2f} s; the course's add {added:+.2f} s", flush=True)
     base, added = overhead(["import torch"], every_course_line, args.repeat)
     print(f"import torch {base:.2f} s; every course import of these lessons adds {added:+.2f} s", flush=True)
+    timed = min(course_import_time(every_course_line) for _ in range(args.repeat))
+    print(f"python -X importtime: the course's modules take {timed:.2f} s after import torch", flush=True)
     if not args.imports_only:
         times = run_all(lessons, args.timeout)
         print(
