@@ -77,13 +77,14 @@ def _lesson_id(path: Path) -> str:
     return path.name[:2]
 
 
-def _params():
+def _params(run: bool = True):
+    """One param per lesson; a lesson outside COURSE_ANSWER_LESSONS is an expected failure (not even run when
+    ``run`` is False: executing its edition would cost minutes for a result nobody reads)."""
     marks = []
     for path in LESSONS:
         enforced = ENFORCED is None or _lesson_id(path) in ENFORCED
-        mark = (
-            () if enforced else (pytest.mark.xfail(reason="issue 28: this lesson's fix is not in yet", strict=False),)
-        )
+        reason = "issue 28: this lesson's fix is not in yet (COURSE_ANSWER_LESSONS=all to run it)"
+        mark = () if enforced else (pytest.mark.xfail(reason=reason, strict=False, run=run),)
         marks.append(pytest.param(path, id=path.stem, marks=mark))
     return marks
 
@@ -361,7 +362,7 @@ def test_static_no_prediction_answer_in_visible_markdown_above_its_prompt(lesson
     assert not offenders, "answers on screen before their question:\n" + "\n".join(offenders)
 
 
-@pytest.mark.parametrize("lesson", _params())
+@pytest.mark.parametrize("lesson", _params(run=False))
 def test_run_all_prints_no_answer_to_a_question(lesson):
     """A prediction's answer in no output above its prompt; an exercise's checked numbers in no output at all.
 
