@@ -21,7 +21,48 @@ from torch import nn
 from course_utils import _validation as validate
 from course_utils._validation import check_heads, check_mha_mask_ndim, check_qkv
 
-__all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
+__all__ = ["masked_softmax", "scaled_dot_product_attention", "MultiHeadAttention"]
+
+
+def masked_softmax(scores, mask=None):
+    """The softmax of ``scores`` over the keys (the last axis), 0 where ``mask`` is False; a row with no key is all 0.
+
+    Lesson 02's safe masked softmax, the course's version: ``-inf`` where the mask is False would make a fully
+    masked row ``exp(-inf) / 0 = NaN``; here such a row gets finite scores first and its weights are then zeroed,
+    so its weights, and their gradient, are 0.
+
+    Parameters
+    ----------
+    scores : float Tensor (..., q_len, k_len)
+    mask : bool Tensor broadcastable to ``scores``, optional. True = may attend.
+
+    Returns
+    -------
+    weights : Tensor (..., q_len, k_len), the shape of ``scores``
+
+    Introduced in notebooks/02_masking.ipynb (written there by the student); the module of
+    notebooks/04_multi_head_pytorch.ipynb calls it.
+
+    Examples
+    --------
+    >>> masked_softmax(torch.zeros(2, 3), torch.tensor([[True, True, False], [False, False, False]]))
+    tensor([[0.5000, 0.5000, 0.0000],
+            [0.0000, 0.0000, 0.0000]])
+    """
+    validate.torch_floats(scores=scores)
+    if scores.dim() < 1:
+        raise ValueError("scores must have a key axis, shape (..., q_len, k_len), but is a 0-d tensor")
+    mask = validate.torch_bool_mask(mask, tuple(scores.shape), "(..., q_len, k_len)", device=scores.device)
+    return _masked_softmax(scores, mask)
+
+
+def _masked_softmax(scores, mask):
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    has_key = mask.any(dim=-1, keepdim=True)  # (..., q_len, 1): False for fully masked rows
+    # A row of all -inf would softmax to NaN: give it finite scores, then zero its weights.
+    scores = scores.masked_fill(~mask, float("-inf")).masked_fill(~has_key, 0.0)
+    return torch.softmax(scores, dim=-1) * has_key
 
 
 def scaled_dot_product_attention(query, key, value, mask=None, dropout_p: float = 0.0):
@@ -60,14 +101,7 @@ def _attend(query, key, value, mask, dropout_p: float):
     d_head = query.shape[-1]
     # (..., q_len, d_head) @ (..., d_head, k_len) -> (..., q_len, k_len)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_head)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-        has_key = mask.any(dim=-1, keepdim=True)  # (..., q_len, 1): False for fully masked rows
-        # A row of all -inf would softmax to NaN: give it finite scores, then zero its weights.
-        scores = scores.masked_fill(~has_key, 0.0)
-        weights = torch.softmax(scores, dim=-1) * has_key
-    else:
-        weights = torch.softmax(scores, dim=-1)
+    weights = _masked_softmax(scores, mask)  # (..., q_len, k_len); a row with no key is all 0
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p, training=True)
     # (..., q_len, k_len) @ (..., k_len, d_value) -> (..., q_len, d_value)

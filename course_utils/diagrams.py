@@ -21,11 +21,12 @@ Introduced in notebooks/01_attention_numpy.ipynb.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
-from matplotlib.axes import Axes
-from matplotlib.patches import FancyBboxPatch, Rectangle
+from typing import TYPE_CHECKING
 
 from course_utils._validation import as_int, describe
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["box_labels", "draw_head_split", "draw_multi_head_block", "draw_qkv_flow"]
 
@@ -42,10 +43,23 @@ _HEAD_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00
 _MAX_SPLIT_HEADS = len(_HEAD_COLOURS)
 
 
+def _pyplot():
+    """matplotlib.pyplot, imported on first use: importing this module does not load matplotlib."""
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _is_axes(ax) -> bool:
+    from matplotlib.axes import Axes
+
+    return isinstance(ax, Axes)
+
+
 def _axes(ax, figsize) -> Axes:
     if ax is None:
-        _, ax = plt.subplots(figsize=figsize)
-    elif not isinstance(ax, Axes):
+        _, ax = _pyplot().subplots(figsize=figsize)
+    elif not _is_axes(ax):
         raise TypeError(f"ax must be a matplotlib Axes or None but is {describe(ax)}")
     ax.set_axis_off()
     return ax
@@ -53,8 +67,10 @@ def _axes(ax, figsize) -> Axes:
 
 def _box(ax, x, y, title, detail="", role="tensor", width=1.9, height=0.9):
     """A rounded box centred at (x, y): a bold title and an optional second line (a shape)."""
+    from matplotlib import patches
+
     ax.add_patch(
-        FancyBboxPatch(
+        patches.FancyBboxPatch(
             (x - width / 2, y - height / 2),
             width,
             height,
@@ -93,7 +109,7 @@ def box_labels(ax) -> list[str]:
     >>> box_labels(draw_qkv_flow())[:4]
     ['X', 'W_q', 'W_k', 'W_v']
     """
-    if not isinstance(ax, Axes):
+    if not _is_axes(ax):
         raise TypeError(f"ax must be a matplotlib Axes but is {describe(ax)}")
     return [t.get_text() for t in ax.texts if t.get_gid() == _TITLE_GID]
 
@@ -154,11 +170,13 @@ def draw_qkv_flow(ax=None) -> Axes:
 
 def _grid(ax, x0, y0, n_rows, n_cols, colours, cell=0.22, gap_every=None, gap=0.08):
     """n_rows x n_cols cells from the top-left corner (x0, y0); column j has colour colours[j]."""
+    from matplotlib import patches
+
     for j in range(n_cols):
         offset = (j // gap_every) * gap if gap_every else 0.0
         for i in range(n_rows):
             ax.add_patch(
-                Rectangle(
+                patches.Rectangle(
                     (x0 + j * cell + offset, y0 - (i + 1) * cell),
                     cell,
                     cell,
@@ -296,7 +314,7 @@ def draw_head_split(ax=None, *, heads: int = 4, d_head: int = 2, seq_len: int = 
     return ax
 
 
-def draw_multi_head_block(ax=None, *, heads: int = 4) -> Axes:
+def draw_multi_head_block(ax=None, *, heads: int = 4, mask_and_dropout: bool = False) -> Axes:
     """The multi-head attention block, as ``nn.MultiheadAttention`` and the course's module compute it.
 
     ``query (batch, q_len, d_model)``, ``key`` and ``value (batch, k_len, d_model)`` pass through
@@ -310,13 +328,17 @@ def draw_multi_head_block(ax=None, *, heads: int = 4) -> Axes:
         Where to draw; a new 12 x 5.5 inch figure when omitted.
     heads : int
         Number of heads; more than 4 are drawn as the first two, an ellipsis and the last.
+    mask_and_dropout : bool
+        Also draw the ``mask`` input (True = may attend) that every head's masked softmax reads, and the dropout
+        on the weights, as the PyTorch module of lesson 04 computes them: each head then runs
+        ``dropout(masked_softmax(Q K^T / sqrt(d_head), mask)) V``.
 
     Returns
     -------
     matplotlib Axes
 
     Introduced in notebooks/01_attention_numpy.ipynb; used in notebooks/03_multi_head_numpy.ipynb and
-    notebooks/04_multi_head_pytorch.ipynb.
+    notebooks/04_multi_head_pytorch.ipynb (with ``mask_and_dropout=True``).
 
     Examples
     --------
@@ -324,6 +346,8 @@ def draw_multi_head_block(ax=None, *, heads: int = 4) -> Axes:
     ['query', 'key', 'value', 'query_proj', 'key_proj', 'value_proj', 'split heads', 'head 0', 'head 1', 'concat heads', 'out_proj', 'output']
     """
     heads = as_int("heads", heads, 1)
+    if not isinstance(mask_and_dropout, bool):
+        raise TypeError(f"mask_and_dropout must be True or False but is {describe(mask_and_dropout)}")
     ax = _axes(ax, (12.0, 5.5))
     columns = {"query": -3.0, "key": 0.0, "value": 3.0}
     for name, x in columns.items():
@@ -341,7 +365,8 @@ def draw_multi_head_block(ax=None, *, heads: int = 4) -> Axes:
         if h is None:
             ax.text(x, 4.5, "...", ha="center", va="center", fontsize=14)
             continue
-        _box(ax, x, 4.5, f"head {h}", "softmax(Q K^T / sqrt(d_head)) V", width=2.9)
+        detail = "dropout(masked softmax) V" if mask_and_dropout else "softmax(Q K^T / sqrt(d_head)) V"
+        _box(ax, x, 4.5, f"head {h}", detail, width=2.9)
         _arrow(ax, (0.3 * x / 4.5, 3.45), (x, 4.05))
         _arrow(ax, (x, 4.95), (0.3 * x / 4.5, 5.55))
     _box(ax, 0.0, 6.0, "concat heads", "-> (batch, q_len, d_model)", role="op", width=3.4)
@@ -350,6 +375,19 @@ def draw_multi_head_block(ax=None, *, heads: int = 4) -> Axes:
     _arrow(ax, (0.0, 6.45), (0.0, 6.85))
     _arrow(ax, (0.0, 7.75), (0.0, 8.15))
     ax.text(6.3, 4.5, f"heads = {heads}\nd_head = d_model // heads", ha="left", va="center", fontsize=9, style="italic")
-    ax.set_xlim(-6.2, 8.6)
+    if mask_and_dropout:
+        _box(ax, 6.4, 3.0, "mask", "True = may attend", role="input", width=2.3)
+        _arrow(ax, (5.8, 3.45), (xs[-1] + 0.6, 4.05))
+        ax.text(
+            6.3,
+            6.0,
+            "each head: softmax(Q K^T / sqrt(d_head)),\n0 where the mask is False (a row with no key: all 0),\n"
+            "then dropout on the weights (training only)",
+            ha="left",
+            va="center",
+            fontsize=8,
+            style="italic",
+        )
+    ax.set_xlim(-6.2, 10.8 if mask_and_dropout else 8.6)
     ax.set_ylim(-0.7, 9.3)
     return ax

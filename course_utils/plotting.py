@@ -11,9 +11,7 @@ Okabe-Ito colour-blind-safe palette), so two lines never differ by colour alone.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
-from cycler import cycler
 
 __all__ = [
     "LINE_STYLES",
@@ -26,6 +24,14 @@ __all__ = [
     "use_accessible_style",
     "use_presentation_style",
 ]
+
+
+def _pyplot():
+    """matplotlib.pyplot, imported on first use: importing this module does not load matplotlib."""
+    import matplotlib.pyplot as plt
+
+    return plt
+
 
 WEIGHTS_CMAP = "Blues"  # sequential, single hue: darker = more weight, in colour, in grey and for CVD readers
 # Okabe & Ito's colour-blind-safe palette, each colour paired with its own marker and dash pattern.
@@ -71,6 +77,8 @@ def line_style_cycler():
 
     Introduced in notebooks/00_start_here.ipynb.
     """
+    from cycler import cycler
+
     return cycler(**{key: [style[key] for style in LINE_STYLES] for key in ("color", "marker", "linestyle")})
 
 
@@ -83,11 +91,11 @@ def use_accessible_style(enabled: bool = True) -> None:
     Introduced in notebooks/00_start_here.ipynb.
     """
     if not _ACCESSIBLE_DEFAULT_RC:
-        _ACCESSIBLE_DEFAULT_RC.update({key: plt.rcParams[key] for key in ("axes.prop_cycle", "image.cmap")})
+        _ACCESSIBLE_DEFAULT_RC.update({key: _pyplot().rcParams[key] for key in ("axes.prop_cycle", "image.cmap")})
     if enabled:
-        plt.rcParams.update({"axes.prop_cycle": line_style_cycler(), "image.cmap": WEIGHTS_CMAP})
+        _pyplot().rcParams.update({"axes.prop_cycle": line_style_cycler(), "image.cmap": WEIGHTS_CMAP})
     else:
-        plt.rcParams.update(_ACCESSIBLE_DEFAULT_RC)
+        _pyplot().rcParams.update(_ACCESSIBLE_DEFAULT_RC)
 
 
 _ACCESSIBLE_DEFAULT_RC: dict = {}
@@ -164,7 +172,7 @@ def plot_attention(
     query_labels = _check_labels(query_labels, q_len, "query_labels")
     key_labels = _check_labels(key_labels, k_len, "key_labels")
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.0 + 0.55 * max(k_len, 4), 0.8 + 0.5 * max(q_len, 4)))
+        _, ax = _pyplot().subplots(figsize=(1.0 + 0.55 * max(k_len, 4), 0.8 + 0.5 * max(q_len, 4)))
     image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=vmax, aspect="auto")
     ax.set_xticks(range(k_len), key_labels, rotation=90 if max(map(len, key_labels)) > 3 else 0)
     ax.set_yticks(range(q_len), query_labels)
@@ -202,7 +210,7 @@ def plot_attention_heads(weights, query_labels=None, key_labels=None, *, ncols: 
     heads, q_len, k_len = weights.shape
     ncols = max(1, min(ncols, heads))
     nrows = -(-heads // ncols)
-    fig, axes = plt.subplots(
+    fig, axes = _pyplot().subplots(
         nrows, ncols, figsize=(0.3 + ncols * (0.9 + 0.3 * k_len), 0.5 + nrows * (0.9 + 0.28 * q_len)), squeeze=False
     )
     for h, ax in enumerate(axes.flat):
@@ -234,5 +242,5 @@ def use_presentation_style(enabled: bool = True) -> None:
     Introduced in notebooks/00_start_here.ipynb.
     """
     if not _DEFAULT_RC:
-        _DEFAULT_RC.update({key: plt.rcParams[key] for key in _PRESENTATION_RC})
-    plt.rcParams.update(_PRESENTATION_RC if enabled else _DEFAULT_RC)
+        _DEFAULT_RC.update({key: _pyplot().rcParams[key] for key in _PRESENTATION_RC})
+    _pyplot().rcParams.update(_PRESENTATION_RC if enabled else _DEFAULT_RC)

@@ -147,6 +147,13 @@ BAD_INPUT = {
         (lambda: masks.to_key_padding_mask([[True]]), TypeError, "padding_mask must be a torch.Tensor"),
     ],
     # ------------------------------------------------------------------------------- attention
+    "attention.masked_softmax": [
+        (lambda: attention.masked_softmax(arr), TypeError, "scores must be a torch.Tensor"),
+        (lambda: attention.masked_softmax(f32.long()), TypeError, "scores must be a floating"),
+        (lambda: attention.masked_softmax(torch.tensor(1.0)), ValueError, "scores must have a key axis"),
+        (lambda: attention.masked_softmax(f32, torch.ones(3, 3)), TypeError, "boolean"),
+        (lambda: attention.masked_softmax(f32, torch.ones(4, 4, dtype=torch.bool)), ValueError, "mask"),
+    ],
     "attention.scaled_dot_product_attention": [
         (lambda: attention.scaled_dot_product_attention(arr, arr, arr), TypeError, "query must be a torch.Tensor"),
         (lambda: attention.scaled_dot_product_attention(f32, f64, f32), TypeError, "key has dtype torch.float64"),

@@ -642,8 +642,8 @@ LEAKS = Exercise(
         "When you change the tokens after position t, which outputs must stay exactly the same, and which may move?",
         "For each split t: copy a random input, replace tokens t + 1 … with new random values, run attend on both, "
         "and compare positions 0 … t exactly (a masked key's weight is exactly 0).",
-        "changed = x.clone(); changed[:, t + 1:] = …; compare attend(x)[:, :t + 1] with attend(changed)[:, :t + 1] "
-        "using torch.equal, for every t from 0 to seq_len - 2.",
+        "For one split point t: copy x with x.clone() and overwrite only the positions after t (which slice is "
+        "that?); then which outputs must be exactly equal, and which comparison says 'exactly'? Repeat for every t.",
     ),
 )
 

@@ -427,8 +427,9 @@ MULTI_HEAD_ATTENTION_LOOP = Exercise(
         "Which columns of W_q, W_k and W_v does head h use? Which rows of W_o multiply head h's output?",
         "Loop over h: project the inputs with head h's column slices, attend (scaled by sqrt(d_head)), and add the "
         "head's term, its output times its rows of W_o. Start the sum at 0.",
-        "cols = slice(h * d_head, (h + 1) * d_head); query @ W_q[:, cols] is (batch, q_len, d_head), and head h's "
-        "term is (its output) @ W_o[cols], a (batch, q_len, d_model) array.",
+        "Head h owns the columns h·d_head up to (h + 1)·d_head of W_q, W_k and W_v (a slice). In concat @ W_o, "
+        "which rows of W_o meet head h's d_head output features? That product is head h's (batch, q_len, d_model) "
+        "term.",
     ),
     atol=1e-10,
     rtol=1e-8,
@@ -445,11 +446,12 @@ COUNT_FORBIDDEN = (
 
 def count_cases():
     return [
-        Case((512, 8, None, True)),
-        Case((512, 1, None, True), "one head"),
-        Case((768, 12, None, True)),
-        Case((64, 4, None, False), "no biases"),
-        Case((1024, 128, 128, False), "128 heads of 128 features, no biases: heads · d_head ≠ d_model"),
+        # no configuration the lesson prints a count for (d_model 512, BERT-base, GPT-3, T5-11B)
+        Case((640, 8, None, True)),
+        Case((640, 1, None, True), "one head"),
+        Case((896, 14, None, True)),
+        Case((80, 4, None, False), "no biases"),
+        Case((1536, 96, 128, False), "96 heads of 128 features, no biases: heads · d_head ≠ d_model"),
         Case((3072, 16, 256, True), "16 heads of 256 features: heads · d_head = 4096 ≠ d_model"),
         Case((96, 3, 40, True), "3 heads of 40 features"),
     ]
@@ -791,11 +793,11 @@ BLOCK_CROSSOVER = Exercise(
     noun="block crossover",
     section=_S_BLOCK,
     make_cases=lambda: [
-        Case((768, 4, False)),
-        Case((768, 4, True), "causal"),
-        Case((512, 2, False), "an MLP of width 2·d_model"),
+        Case((640, 4, False)),  # no d_model the lesson prints a crossover for (768, 12288)
+        Case((640, 4, True), "causal"),
+        Case((448, 2, False), "an MLP of width 2·d_model"),
         Case((1000, 3.5, True), "width 3.5·d_model, causal"),
-        Case((96, 6, True), "width 6·d_model, causal"),
+        Case((112, 6, True), "width 6·d_model, causal"),
         Case((99, 0.5, False), "(2 + r)·d_model = 247.5 is not a whole number of tokens"),
     ],
     reference=block_crossover,

@@ -120,9 +120,8 @@ class MyMultiHeadAttention(nn.Module):
         v = self.split_heads(self.value_proj(value))  # (batch, heads, k_len, d_head)
         # (batch, heads, q_len, d_head) @ (batch, heads, d_head, k_len) -> (batch, heads, q_len, k_len)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        weights = self.dropout(torch.softmax(scores, dim=-1))  # dropout acts only in training mode
+        weights = attention.masked_softmax(scores, mask)  # lesson 02's: a query with no key gets all-zero weights
+        weights = self.dropout(weights)  # dropout acts only in training mode
         heads_out = weights @ v  # (batch, heads, q_len, k_len) @ (batch, heads, k_len, d_head)
         # (batch, heads, q_len, d_head) -> (batch, q_len, heads, d_head) -> (batch, q_len, d_model)
         concat = heads_out.transpose(1, 2).reshape(batch, q_len, self.d_model)
@@ -171,6 +170,18 @@ def module_cases():
                     padding,
                 ),
                 "padded keys; dropout 0.3, eval mode",
+            )
+        )
+        empty = masks.padding_to_attention_mask(masks.make_padding_mask(torch.tensor([5, 0]), 6))
+        cases.append(
+            Case(
+                (
+                    layer(16, 2),
+                    torch.randn(2, 4, 16, dtype=torch.float64),
+                    torch.randn(2, 6, 16, dtype=torch.float64),
+                    empty,
+                ),
+                "sequence 1 has no real key: its weights are all 0 (lesson 02's masked softmax), not NaN",
             )
         )
         cases.append(
@@ -278,6 +289,7 @@ def _forward(
     merge_view=False,
     merge_no_transpose=False,
     mask_inverted=False,
+    fill_minus_inf=False,
 ):
     """The forward pass with one thing changed; every keyword's default is the right computation."""
     batch, q_len, _ = query.shape
@@ -287,13 +299,18 @@ def _forward(
     v = split(mha, mha.value_proj(value), q_len)
     divisor = math.sqrt(mha.d_head) if scale is None else scale(mha)
     scores = q @ k.transpose(-2, -1) / divisor  # (batch, heads, q_len, k_len)
-    if mask is not None:
-        scores = scores.masked_fill(mask if mask_inverted else ~mask, float("-inf"))
-    if unshifted:  # exp of the raw scores: overflows to inf for scores in the thousands
-        exps = scores.exp()
-        weights = exps / exps.sum(dim=-1, keepdim=True)
+    if mask is not None and mask_inverted:
+        mask = ~mask
+    if softmax_dim == -1 and not (unshifted or fill_minus_inf):
+        weights = attention.masked_softmax(scores, mask)  # lesson 02's safe softmax: a row with no key is all 0
     else:
-        weights = torch.softmax(scores, dim=softmax_dim)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))  # a row with no key: exp(-inf) / 0 = NaN
+        if unshifted:  # exp of the raw scores: overflows to inf for scores in the thousands
+            exps = scores.exp()
+            weights = exps / exps.sum(dim=-1, keepdim=True)
+        else:
+            weights = torch.softmax(scores, dim=softmax_dim)
     weights = F.dropout(weights, p=_dropout_p(mha), training=True if dropout_always else mha.training)
     heads_out = weights @ v  # (batch, heads, q_len, d_head)
     moved = heads_out if merge_no_transpose else heads_out.transpose(1, 2)  # (batch, q_len, heads, d_head)
@@ -354,7 +371,7 @@ def _buggy_split_class(name, split):
 
 class ModuleViewMerge(MyMultiHeadAttention):
     """Correct: ``.contiguous().view`` for the merge, ``view(batch, -1, heads, d_head)`` for the split,
-    ``torch.where`` for the mask."""
+    ``torch.where`` with the dtype's lowest number for the mask, and rows with no key zeroed after the softmax."""
 
     def split_heads(self, t):
         return t.view(t.shape[0], -1, self.num_heads, self.d_head).transpose(1, 2)
@@ -367,14 +384,19 @@ class ModuleViewMerge(MyMultiHeadAttention):
         )
         scores = torch.matmul(q, k.transpose(2, 3)) / self.d_head**0.5
         if mask is not None:
-            scores = torch.where(mask, scores, torch.tensor(float("-inf"), dtype=scores.dtype))
-        weights = self.dropout(scores.softmax(dim=-1))
+            lowest = torch.tensor(torch.finfo(scores.dtype).min, dtype=scores.dtype)
+            scores = torch.where(mask, scores, lowest)  # finite: a row with no key stays a number
+        weights = scores.softmax(dim=-1)
+        if mask is not None:
+            weights = weights * mask.any(dim=-1, keepdim=True)  # a row with no key: all 0
+        weights = self.dropout(weights)
         concat = (weights @ v).transpose(1, 2).contiguous().view(batch, q_len, -1)
         return self.out_proj(concat), weights
 
 
 class ModuleEinsum(MyMultiHeadAttention):
-    """Correct: ``unflatten`` and ``torch.einsum`` without a transpose, ``F.softmax`` and ``F.dropout``."""
+    """Correct: ``unflatten`` and ``torch.einsum`` without a transpose, the course's masked softmax and
+    ``F.dropout``."""
 
     def split_heads(self, t):
         return t.unflatten(-1, (self.num_heads, self.d_head)).permute(0, 2, 1, 3)
@@ -385,9 +407,7 @@ class ModuleEinsum(MyMultiHeadAttention):
         k = self.key_proj(key).unflatten(-1, (h, d))  # (batch, k_len, heads, d_head)
         v = self.value_proj(value).unflatten(-1, (h, d))
         scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(d)
-        if mask is not None:
-            scores = scores.masked_fill(mask.logical_not(), -math.inf)
-        weights = F.dropout(F.softmax(scores, dim=-1), self.dropout.p, self.training)
+        weights = F.dropout(attention.masked_softmax(scores, mask), self.dropout.p, self.training)
         heads_out = torch.einsum("bhqk,bkhd->bqhd", weights, v)  # (batch, q_len, heads, d_head)
         return self.out_proj(heads_out.flatten(-2)), weights
 
@@ -415,17 +435,18 @@ MULTI_HEAD_MODULE = Exercise(
         "dropout_in_eval": _buggy_class("DropoutInEval", dropout_always=True),
         "no_output_projection": _buggy_class("NoOutputProjection", mix=False),
         "mask_inverted": _buggy_class("MaskInverted", mask_inverted=True),
+        "fill_minus_inf": _buggy_class("FillMinusInf", fill_minus_inf=True),
     },
     output_names=("output", "weights"),
     hints=(
         "Which sizes does split_heads need, and where should each come from when the keys are longer (or shorter) "
         "than the queries?",
-        "Project, split each tensor at its own length, scores scaled by sqrt(d_head), the mask (True = may attend), "
-        "softmax over the keys, dropout, weights @ values, then undo the split (transpose back, reshape) and apply "
-        "out_proj.",
-        "In split_heads, read batch and length from t.shape: t.view(batch, length, self.num_heads, self.d_head) "
-        "still has the heads on axis 2, and attention needs them on axis 1. In forward, the merge starts from "
-        "(batch, heads, q_len, d_head).",
+        "Project, split each tensor at its own length, scores scaled by sqrt(d_head), lesson 02's masked softmax over "
+        "the keys (masked_softmax(scores, mask): True = may attend, a row with no key all 0), dropout, weights @ "
+        "values, then undo the split (transpose back, reshape) and apply out_proj.",
+        "In split_heads, read batch and length from t.shape itself and view to (batch, length, heads, d_head): the "
+        "heads are then on axis 2, and attention needs them on axis 1. In forward, the merge starts from "
+        "(batch, heads, q_len, d_head): undo the split in reverse order.",
     ),
 )
 
@@ -1146,8 +1167,9 @@ CAUSAL_SELF_ATTENTION = Exercise(
         "a parameter?",
         "Make the causal mask once, for max_len, register it as a non-persistent buffer named causal, and cut out "
         "the (seq_len, seq_len) corner in forward.",
-        "self.register_buffer('causal', mask, persistent=False); self.causal[:seq_len, :seq_len] is the corner; "
-        "self.attn(x, x, x, mask=...) returns (output, weights).",
+        "register_buffer stores the mask with the module (it moves with .to() and is not a parameter). For an "
+        "input shorter than max_len, which rows and columns of the stored mask apply? Hand that corner to the "
+        "attention module as its mask.",
     ),
 )
 
@@ -1221,8 +1243,9 @@ ALIBI_BIAS = Exercise(
         "What are the slopes for 4 heads, and what is the bias of the key 3 positions before the query in head 1?",
         "Build the (heads,) slopes and a (q_len, k_len) table of i − j, multiply them with broadcasting, negate, "
         "and put −inf where the key comes after the query.",
-        "slopes[:, None, None] has shape (heads, 1, 1); i − j with i = arange(seq_len)[:, None] (a column) and "
-        "j = arange(seq_len)[None, :] (a row) has shape (q_len, k_len).",
+        "A column of query positions against a row of key positions gives a (q_len, k_len) table of distances: "
+        "which sign must the bias have for a key further back? Then give the slopes two new axes so that each "
+        "head scales its own table.",
     ),
 )
 
