@@ -143,24 +143,35 @@ pull-link:
 	@test -n "$(HUB)" -a -n "$(REPO)" || { echo "usage: make pull-link HUB=https://hub.example.edu REPO=https://github.com/ORG/attention-course [LESSON=01] [EDITION_BRANCH=student]"; exit 2; }
 	@$(PYTHON) scripts/publish_student_edition.py link --hub "$(HUB)" --repo "$(REPO)" --branch "$(EDITION_BRANCH)" --lesson "$(or $(LESSON),00)"
 
-# The hub's packages (hub/requirements.txt, installed with the course's pins so pip checks they agree) and
+# The hub's packages (hub/requirements.txt, installed with the course's pins so pip checks they agree),
+# JupyterHub 5.x side by side in .venv-hub5 (hub/requirements-hub5.txt: Zero to JupyterHub's and TLJH's hub) and
 # configurable-http-proxy (hub/package-lock.json, `npm ci`): the only downloads; the tests then run on loopback only.
 HUB_STAMP := $(VENV)/.hub-installed
+HUB5_VENV := .venv-hub5
+HUB5_STAMP := $(HUB5_VENV)/.installed
 CHP := hub/node_modules/.bin/configurable-http-proxy
 $(HUB_STAMP): $(STAMP) hub/requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt -r hub/requirements.txt
 	touch $(HUB_STAMP)
 
+$(HUB5_STAMP): hub/requirements-hub5.txt requirements.txt
+	test -x $(HUB5_VENV)/bin/python || $(PYTHON) -m venv $(HUB5_VENV)
+	$(HUB5_VENV)/bin/python -m pip install --disable-pip-version-check -q -r hub/requirements-hub5.txt -c requirements.txt
+	touch $(HUB5_STAMP)
+
 $(CHP): hub/package.json hub/package-lock.json
-	@command -v npm >/dev/null || { echo "npm is needed (Node.js 20 or newer): apt-get install nodejs npm"; exit 2; }
 	cd hub && npm ci --no-audit --no-fund --loglevel=error
 	touch $(CHP)
 
-hub-env: $(HUB_STAMP) $(CHP)
+hub-env: $(HUB_STAMP) $(HUB5_STAMP) $(CHP)
 
+# The service's parts and its store (SQLite, and PostgreSQL on a server the tests start: Debian's `postgresql`), the
+# pull rules, then the class on a real hub twice: JupyterHub 6.1.1 (the course's pins) for everything; then the hub
+# and the class-report service on 5.5.0 (.venv-hub5), the students' servers on 6.1.1, as Zero to JupyterHub runs them.
 test-hub: hub-env
 	$(BIN)/ruff check hub && $(BIN)/ruff format --check hub
-	$(BIN)/python -m pytest hub/tests -q -p no:randomly -p no:cacheprovider
+	HUBTEST_REQUIRE_POSTGRES=1 $(BIN)/python -m pytest hub/tests -q -p no:randomly -p no:cacheprovider
+	HUBTEST_HUB_PYTHON=$(HUB5_VENV)/bin/python $(BIN)/python -m pytest hub/tests/test_hub.py -q -p no:randomly -p no:cacheprovider
 
 # Memory and CPU of one student's server over the lessons (docs/hub.md): re-run after the lessons change.
 measure-server: hub-env

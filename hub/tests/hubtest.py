@@ -48,13 +48,18 @@ class Hub:
             "HUBTEST_ROOT": str(self.root),
             **{f"HUBTEST_{k}": str(v) for k, v in self.ports.items()},
             "CLASS_REPORT_PORT": str(self.service_port),
+            # the students' servers: the course's environment (the one running the tests), whichever hub runs
+            "HUBTEST_SINGLEUSER_BIN": str(Path(sys.executable).parent),
         }
         self.env.pop("PYTHONPATH", None)
+        # the hub's (and so the service's) Python: $HUBTEST_HUB_PYTHON (make test-hub: .venv-hub5, JupyterHub 5.x),
+        # else the tests' own (JupyterHub 6.1.1)
+        self.python = os.path.abspath(os.environ.get("HUBTEST_HUB_PYTHON") or sys.executable)
         self.proc: subprocess.Popen | None = None
         self.log_path = self.root / "jupyterhub.log"
 
     def start(self, timeout: float = 120) -> None:
-        command = [sys.executable, "-m", "jupyterhub", "-f", str(HUB_DIR / "tests" / "jupyterhub_config.py")]
+        command = [self.python, "-m", "jupyterhub", "-f", str(HUB_DIR / "tests" / "jupyterhub_config.py")]
         log = open(self.log_path, "a")  # noqa: SIM115 (the hub writes to it until stop())
         log.write(f"\n===== start {datetime.now(UTC).isoformat()}\n")
         log.flush()
@@ -79,6 +84,11 @@ class Hub:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+    def version(self) -> str:
+        """The version of the JupyterHub that runs the hub (and the service)."""
+        command = [self.python, "-c", "import jupyterhub; print(jupyterhub.__version__)"]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
 
     def service_pid(self) -> int:
         """The class-report service's process id (a child of the hub)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 c = get_config()  # noqa: F821 (defined by JupyterHub when it loads this file)
 HUB_DIR = Path(__file__).resolve().parents[1]
 ROOT = Path(os.environ["HUBTEST_ROOT"])
-BIN = Path(sys.executable).parent
+BIN = Path(os.environ.get("HUBTEST_SINGLEUSER_BIN") or Path(sys.executable).parent)  # the students' servers' Python
 
 load_subconfig(str(HUB_DIR / "jupyterhub_config.py"))  # noqa: F821 (the course's part: the service, scopes)
 

@@ -149,6 +149,7 @@ def world(tmp_path_factory):
     TIMINGS["start the hub, proxy and service"] = time.perf_counter() - started
     world = {"root": root, "hub": hub, "edition": edition, "bare": bare, "students": {}, "kernels": {}}
     world["link"] = pull_link(hub.url, f"file://{bare}", lesson="01", notebooks=edition / "notebooks")
+    TIMINGS[f"(the hub and the service: JupyterHub {hub.version()}, {hub.python})"] = 0.0
     yield world
     for kernel in world["kernels"].values():
         kernel.close()
@@ -197,6 +198,10 @@ def _checks(data: dict) -> dict:
 @_timed("3 students open the pull link (servers start, nbgitpuller clones)")
 def test_1_three_students_open_the_pull_link(world):
     hub = world["hub"]
+    # the hub that answers, and the service, run the JupyterHub asked for ($HUBTEST_HUB_PYTHON's, or the course's)
+    assert requests.get(hub.url + "/hub/api/", timeout=30).json()["version"] == hub.version()
+    service_python = open(f"/proc/{hub.service_pid()}/cmdline", "rb").read().split(b"\0")[0].decode()
+    assert service_python == hub.python, service_python
     assert world["link"].startswith(hub.url + "/hub/user-redirect/git-pull?repo=file")
     for name in ("alice", "bob", "carol"):
         student = Student(hub, name)
