@@ -31,7 +31,8 @@ help:
 	@echo "make grade SUBMISSIONS=path [JOBS=N]   class report: every student notebook in its own sandbox -> grades.csv, grades.html"
 	@echo "make publish        commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
 	@echo "make pull-link HUB=https://hub... REPO=https://...   the nbgitpuller link that gives each student the course"
-	@echo "make test-hub       start a real JupyterHub on loopback: pull link, live class report, limits, restart"
+	@echo "make test-hub       start a real JupyterHub (6.1.1, then 5.5.0) on loopback: pull link, live report, restart"
+	@echo "make check-py312    every pin has a Python 3.12 wheel (TLJH's Python; needs the package registry)"
 
 $(STAMP): requirements.txt pyproject.toml jupyter/lab/settings/overrides.d/attention-course.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -134,7 +135,7 @@ clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
 
 # --- A class on JupyterHub (docs/hub.md): the student edition as a branch, its pull link, the hub's tests.
-.PHONY: publish pull-link hub-env test-hub measure-server
+.PHONY: publish pull-link hub-env test-hub check-py312 measure-server
 EDITION_BRANCH ?= student
 publish:
 	$(PYTHON) scripts/publish_student_edition.py build --branch $(EDITION_BRANCH)
@@ -166,12 +167,20 @@ $(CHP): hub/package.json hub/package-lock.json
 hub-env: $(HUB_STAMP) $(HUB5_STAMP) $(CHP)
 
 # The service's parts and its store (SQLite, and PostgreSQL on a server the tests start: Debian's `postgresql`), the
-# pull rules, then the class on a real hub twice: JupyterHub 6.1.1 (the course's pins) for everything; then the hub
-# and the class-report service on 5.5.0 (.venv-hub5), the students' servers on 6.1.1, as Zero to JupyterHub runs them.
+# pull rules, then the class on a real hub three times, the students' servers always on 6.1.1 (the course's pins):
+# everything on 6.1.1; the hub and the class-report service on 5.5.0 (.venv-hub5), as Zero to JupyterHub runs them;
+# the hub on 5.5.0 and the service on 6.1.1 (the course's environment), as the TLJH recipe runs them.
+HUBTEST := $(BIN)/python -m pytest hub/tests/test_hub.py -q -p no:randomly -p no:cacheprovider
 test-hub: hub-env
 	$(BIN)/ruff check hub && $(BIN)/ruff format --check hub
 	HUBTEST_REQUIRE_POSTGRES=1 $(BIN)/python -m pytest hub/tests -q -p no:randomly -p no:cacheprovider
-	HUBTEST_HUB_PYTHON=$(HUB5_VENV)/bin/python $(BIN)/python -m pytest hub/tests/test_hub.py -q -p no:randomly -p no:cacheprovider
+	HUBTEST_HUB_PYTHON=$(HUB5_VENV)/bin/python $(HUBTEST)
+	HUBTEST_HUB_PYTHON=$(HUB5_VENV)/bin/python HUBTEST_SERVICE_PYTHON=$(BIN)/python $(HUBTEST)
+
+# Python 3.12 (TLJH's user environment): every pin of requirements.txt and hub/requirements.txt has a 3.12 wheel
+# (pip's resolver as a 3.12 installer, wheels only; hub/tests/test_python312.py). Needs the package registry.
+check-py312: env
+	CHECK_PY312=1 $(BIN)/python -m pytest hub/tests/test_python312.py -q -p no:randomly -p no:cacheprovider
 
 # Memory and CPU of one student's server over the lessons (docs/hub.md): re-run after the lessons change.
 measure-server: hub-env

@@ -149,7 +149,8 @@ def world(tmp_path_factory):
     TIMINGS["start the hub, proxy and service"] = time.perf_counter() - started
     world = {"root": root, "hub": hub, "edition": edition, "bare": bare, "students": {}, "kernels": {}}
     world["link"] = pull_link(hub.url, f"file://{bare}", lesson="01", notebooks=edition / "notebooks")
-    TIMINGS[f"(the hub and the service: JupyterHub {hub.version()}, {hub.python})"] = 0.0
+    TIMINGS[f"(the hub: JupyterHub {hub.version()}, {hub.python})"] = 0.0
+    TIMINGS[f"(the service: JupyterHub {hub.version(hub.service_python)}, {hub.service_python})"] = 0.0
     yield world
     for kernel in world["kernels"].values():
         kernel.close()
@@ -198,19 +199,27 @@ def _checks(data: dict) -> dict:
 @_timed("3 students open the pull link (servers start, nbgitpuller clones)")
 def test_1_three_students_open_the_pull_link(world):
     hub = world["hub"]
-    # the hub that answers, and the service, run the JupyterHub asked for ($HUBTEST_HUB_PYTHON's, or the course's)
+    # the hub that answers, and the service, run the JupyterHubs asked for ($HUBTEST_HUB_PYTHON's and
+    # $HUBTEST_SERVICE_PYTHON's, or the course's)
     assert requests.get(hub.url + "/hub/api/", timeout=30).json()["version"] == hub.version()
     service_python = open(f"/proc/{hub.service_pid()}/cmdline", "rb").read().split(b"\0")[0].decode()
-    assert service_python == hub.python, service_python
+    assert service_python == hub.service_python, service_python
     assert world["link"].startswith(hub.url + "/hub/user-redirect/git-pull?repo=file")
     for name in ("alice", "bob", "carol"):
         student = Student(hub, name)
         student.login()
         lab = student.open_pull_link(world["link"])
         assert "JupyterLab" in lab.text or "jupyter-config-data" in lab.text, lab.text[:300]
+        # JupyterLab's settings as the student's page gets them: the course's defaults (overrides.d), no news prompt
+        news = student.get(student.server + "lab/api/settings/@jupyterlab/apputils-extension:notification").json()
+        assert news["schema"]["properties"]["fetchNews"]["default"] == "false", news["schema"]["properties"]
         listing = student.list_dir("attention-course/notebooks")
         assert {"course_utils", "data"} <= set(listing) and any(n.startswith("01_") for n in listing), listing
         world["students"][name] = student
+    # every student's server runs with the course's kernel culling (hub/jupyterhub_config.py)
+    servers = hub.servers()
+    assert set(servers) == {"alice", "bob", "carol"}, servers
+    assert all("--MappingKernelManager.cull_idle_timeout=1800" in args for args in servers.values()), servers
 
 
 @_timed("3 students run lesson 01 in their own kernels")

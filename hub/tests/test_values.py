@@ -186,8 +186,30 @@ def test_idle_kernels_are_culled_with_real_settings():
     assert 0 < settings["cull_idle_timeout"] < VALUES["cull"]["timeout"]  # kernels go before the whole server
 
 
+def test_the_hub_configuration_culls_kernels_as_the_chart_does():
+    """hub/jupyterhub_config.py (TLJH, any hub) passes the chart's kernel-culling settings to students' servers."""
+    import ast
+
+    tree = ast.parse((HUB_DIR / "jupyterhub_config.py").read_text(encoding="utf-8"))
+    (node,) = [
+        n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "KERNEL_CULLING"
+    ]
+    assert (
+        ast.literal_eval(node.value)
+        == VALUES["singleuser"]["extraFiles"]["kernel-culling"]["data"]["MappingKernelManager"]
+    )
+
+
 def test_limits_are_stated():
     memory, cpu = VALUES["singleuser"]["memory"], VALUES["singleuser"]["cpu"]
     assert _bytes(memory["guarantee"] + "i") <= _bytes(memory["limit"] + "i")
     assert 0 < cpu["guarantee"] <= cpu["limit"]
     assert VALUES["cull"]["enabled"] is True
+
+
+def test_students_get_the_courses_lab_settings_without_the_news_prompt():
+    settings = VALUES["singleuser"]["extraFiles"]["lab-settings"]
+    course = json.loads((REPO / "jupyter/lab/settings/overrides.d/attention-course.json").read_text(encoding="utf-8"))
+    assert settings["data"] == course
+    assert course["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    assert settings["mountPath"].endswith("/share/jupyter/lab/settings/overrides.d/attention-course.json")
