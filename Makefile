@@ -169,13 +169,14 @@ hub-env: $(HUB_STAMP) $(HUB5_STAMP) $(CHP)
 # The service's parts and its store (SQLite, and PostgreSQL on a server the tests start: Debian's `postgresql`), the
 # pull rules, then the class on a real hub three times, the students' servers always on 6.1.1 (the course's pins):
 # everything on 6.1.1; the hub and the class-report service on 5.5.0 (.venv-hub5), as Zero to JupyterHub runs them;
-# the hub on 5.5.0 and the service on 6.1.1 (the course's environment), as the TLJH recipe runs them.
+# the hub on 5.5.0 and the service on 6.1.1 (the course's environment), as the TLJH recipe runs them, with the
+# records in PostgreSQL (a server the test starts) in place of SQLite.
 HUBTEST := $(BIN)/python -m pytest hub/tests/test_hub.py -q -p no:randomly -p no:cacheprovider
 test-hub: hub-env
 	$(BIN)/ruff check hub && $(BIN)/ruff format --check hub
 	HUBTEST_REQUIRE_POSTGRES=1 $(BIN)/python -m pytest hub/tests -q -p no:randomly -p no:cacheprovider
 	HUBTEST_HUB_PYTHON=$(HUB5_VENV)/bin/python $(HUBTEST)
-	HUBTEST_HUB_PYTHON=$(HUB5_VENV)/bin/python HUBTEST_SERVICE_PYTHON=$(BIN)/python $(HUBTEST)
+	HUBTEST_HUB_PYTHON=$(HUB5_VENV)/bin/python HUBTEST_SERVICE_PYTHON=$(BIN)/python HUBTEST_RECORDS=postgresql $(HUBTEST)
 
 # Python 3.12 (TLJH's user environment): every pin of requirements.txt and hub/requirements.txt has a 3.12 wheel
 # (pip's resolver as a 3.12 installer, wheels only; hub/tests/test_python312.py). Needs the package registry.

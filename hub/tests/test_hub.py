@@ -19,12 +19,14 @@ import concurrent.futures
 import functools
 import inspect
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
 
+import postgres
 import pytest
 import requests
 from conftest import REPO, report_cells
@@ -141,13 +143,22 @@ def world(tmp_path_factory):
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
     commit_tree(edition, bare, "student", "version 1")
     TIMINGS["publish the student edition"] = time.perf_counter() - started
-    hub = Hub(
-        root, {"CLASS_REPORT_DB_PATH": str(root / "class-report" / "records.sqlite"), "CLASS_REPORT_INSTRUCTORS": "ta"}
-    )
+    database = None  # the service's records: SQLite, or with HUBTEST_RECORDS=postgresql a PostgreSQL server of its own
+    records = str(root / "class-report" / "records.sqlite")
+    if os.environ.get("HUBTEST_RECORDS") == "postgresql":
+        bindir = postgres.binaries()
+        if bindir is None:
+            pytest.fail("HUBTEST_RECORDS=postgresql, but PostgreSQL is not installed (initdb, pg_ctl)")
+        database = postgres.Server(bindir)
+        database.start()
+        records = database.new_database()
+    TIMINGS[f"(the records: {records.split('?')[0]})"] = 0.0
+    hub = Hub(root, {"CLASS_REPORT_DB_PATH": records, "CLASS_REPORT_INSTRUCTORS": "ta"})
     started = time.perf_counter()
     hub.start()
     TIMINGS["start the hub, proxy and service"] = time.perf_counter() - started
     world = {"root": root, "hub": hub, "edition": edition, "bare": bare, "students": {}, "kernels": {}}
+    world["records"] = records
     world["link"] = pull_link(hub.url, f"file://{bare}", lesson="01", notebooks=edition / "notebooks")
     TIMINGS[f"(the hub: JupyterHub {hub.version()}, {hub.python})"] = 0.0
     TIMINGS[f"(the service: JupyterHub {hub.version(hub.service_python)}, {hub.service_python})"] = 0.0
@@ -155,6 +166,8 @@ def world(tmp_path_factory):
     for kernel in world["kernels"].values():
         kernel.close()
     hub.stop()
+    if database is not None:
+        database.close()
     print(f"\nhub log: {hub.log_path}")
 
 
@@ -370,6 +383,12 @@ def test_6_every_row_survives_a_killed_service_and_a_hub_restart(world):
         timeout=30,
     )
     assert r.status_code == 200 and r.json()["accepted"] == 1
+    if world["records"].startswith("postgresql://"):  # and the records are in PostgreSQL, not in a file
+        import psycopg
+
+        with psycopg.connect(world["records"]) as db:
+            stored = {name for (name,) in db.execute("SELECT DISTINCT student FROM events")}
+        assert stored == set(histories), stored
 
 
 @_timed("the course changes; a student pulls again")
