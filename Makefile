@@ -33,7 +33,8 @@ help:
 	@echo "make marks [ROSTER=roster.csv | ROSTER_HUB=https://hub/hub/api]   marks.csv, canvas.csv, moodle.csv from course.toml and the graded collection (docs/marks.md)"
 	@echo "make publish        commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
 	@echo "make pull-link HUB=https://hub... REPO=https://...   the nbgitpuller link that gives each student the course"
-	@echo "make test-hub       start a real JupyterHub on loopback: pull link, live class report, limits, restart"
+	@echo "make test-hub       start a real JupyterHub (6.1.1, then 5.5.0) on loopback: pull link, live report, restart"
+	@echo "make check-py312    every pin has a Python 3.12 wheel (TLJH's Python; needs the package registry)"
 
 $(STAMP): requirements.txt pyproject.toml jupyter/lab/settings/overrides.d/attention-course.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -150,7 +151,7 @@ clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
 
 # --- A class on JupyterHub (docs/hub.md): the student edition as a branch, its pull link, the hub's tests.
-.PHONY: publish pull-link hub-env test-hub measure-server
+.PHONY: publish pull-link hub-env test-hub check-py312 measure-server
 EDITION_BRANCH ?= student
 publish:
 	$(PYTHON) scripts/publish_student_edition.py build --branch $(EDITION_BRANCH)
@@ -159,24 +160,44 @@ pull-link:
 	@test -n "$(HUB)" -a -n "$(REPO)" || { echo "usage: make pull-link HUB=https://hub.example.edu REPO=https://github.com/ORG/attention-course [LESSON=01] [EDITION_BRANCH=student]"; exit 2; }
 	@$(PYTHON) scripts/publish_student_edition.py link --hub "$(HUB)" --repo "$(REPO)" --branch "$(EDITION_BRANCH)" --lesson "$(or $(LESSON),00)"
 
-# The hub's packages (hub/requirements.txt, installed with the course's pins so pip checks they agree) and
+# The hub's packages (hub/requirements.txt, installed with the course's pins so pip checks they agree),
+# JupyterHub 5.x side by side in .venv-hub5 (hub/requirements-hub5.txt: Zero to JupyterHub's and TLJH's hub) and
 # configurable-http-proxy (hub/package-lock.json, `npm ci`): the only downloads; the tests then run on loopback only.
 HUB_STAMP := $(VENV)/.hub-installed
+HUB5_VENV := .venv-hub5
+HUB5_STAMP := $(HUB5_VENV)/.installed
 CHP := hub/node_modules/.bin/configurable-http-proxy
 $(HUB_STAMP): $(STAMP) hub/requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt -r hub/requirements.txt
 	touch $(HUB_STAMP)
 
+$(HUB5_STAMP): hub/requirements-hub5.txt requirements.txt
+	test -x $(HUB5_VENV)/bin/python || $(PYTHON) -m venv $(HUB5_VENV)
+	$(HUB5_VENV)/bin/python -m pip install --disable-pip-version-check -q -r hub/requirements-hub5.txt -c requirements.txt
+	touch $(HUB5_STAMP)
+
 $(CHP): hub/package.json hub/package-lock.json
-	@command -v npm >/dev/null || { echo "npm is needed (Node.js 20 or newer): apt-get install nodejs npm"; exit 2; }
 	cd hub && npm ci --no-audit --no-fund --loglevel=error
 	touch $(CHP)
 
-hub-env: $(HUB_STAMP) $(CHP)
+hub-env: $(HUB_STAMP) $(HUB5_STAMP) $(CHP)
 
+# The service's parts and its store (SQLite, and PostgreSQL on a server the tests start: Debian's `postgresql`), the
+# pull rules, then the class on a real hub three times, the students' servers always on 6.1.1 (the course's pins):
+# everything on 6.1.1; the hub and the class-report service on 5.5.0 (.venv-hub5), as Zero to JupyterHub runs them;
+# the hub on 5.5.0 and the service on 6.1.1 (the course's environment), as the TLJH recipe runs them, with the
+# records in PostgreSQL (a server the test starts) in place of SQLite.
+HUBTEST := $(BIN)/python -m pytest hub/tests/test_hub.py -q -p no:randomly -p no:cacheprovider
 test-hub: hub-env
 	$(BIN)/ruff check hub && $(BIN)/ruff format --check hub
-	$(BIN)/python -m pytest hub/tests -q -p no:randomly -p no:cacheprovider
+	HUBTEST_REQUIRE_POSTGRES=1 $(BIN)/python -m pytest hub/tests -q -p no:randomly -p no:cacheprovider
+	HUBTEST_HUB_PYTHON=$(HUB5_VENV)/bin/python $(HUBTEST)
+	HUBTEST_HUB_PYTHON=$(HUB5_VENV)/bin/python HUBTEST_SERVICE_PYTHON=$(BIN)/python HUBTEST_RECORDS=postgresql $(HUBTEST)
+
+# Python 3.12 (TLJH's user environment): every pin of requirements.txt and hub/requirements.txt has a 3.12 wheel
+# (pip's resolver as a 3.12 installer, wheels only; hub/tests/test_python312.py). Needs the package registry.
+check-py312: env
+	CHECK_PY312=1 $(BIN)/python -m pytest hub/tests/test_python312.py -q -p no:randomly -p no:cacheprovider
 
 # Memory and CPU of one student's server over the lessons (docs/hub.md): re-run after the lessons change.
 measure-server: hub-env

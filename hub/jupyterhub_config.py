@@ -17,7 +17,13 @@ What it sets (each value from an environment variable of the hub's process, with
   which is how a kernel's records name their student;
 - students' servers get ``COURSE_REPORT_URL`` (where ``course_utils.hub_client`` sends records; by default the
   service's loopback address, right when the servers run on the hub's machine) and ``OMP_NUM_THREADS=1`` (one core
-  per student's computation, as the course's outputs were made).
+  per student's computation, as the course's outputs were made);
+- students' servers shut down a kernel idle for 30 minutes with no tab open on it (``MappingKernelManager``'s
+  culling: JupyterLab keeps a lesson's kernel running after its tab closes, 3.5 GiB with all nine); the hub's own
+  idle culler (TLJH's ``services.cull``, Z2JH's ``cull``) stops a whole idle server later.
+
+The hub's ``cleanup_servers`` is left as the hub has it: JupyterHub's default (True, so a hub restart stops every
+student's server: their files stay, their kernels' state goes) or Z2JH's (False). docs/hub.md says when to change it.
 """
 
 import os
@@ -55,6 +61,10 @@ c.JupyterHub.load_roles.append({"name": "user", "scopes": ["self", ACCESS]})
 c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", ACCESS]
 
 c.JupyterHub.load_groups.update({GROUP: {"users": INSTRUCTORS}})
+
+# the same settings as hub/values.yaml's kernel-culling file (hub/tests/test_values.py checks they agree)
+KERNEL_CULLING = {"cull_idle_timeout": 1800, "cull_interval": 300, "cull_connected": False, "cull_busy": False}
+c.Spawner.args.extend(f"--MappingKernelManager.{name}={value}" for name, value in KERNEL_CULLING.items())
 
 c.Spawner.environment.update(
     {

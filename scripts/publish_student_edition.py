@@ -109,8 +109,10 @@ def build_tree(out: Path, repo: Path = REPO) -> list[str]:
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"the student edition generator failed: {' '.join(command)}\n{result.stderr}")
-    for manifest in lessons.glob(".*.json"):  # the generator's record of a student's copies: not part of the edition
-        manifest.unlink()
+    # the generator's record of a student's copies (.*.json) and its lock file (scripts/workspace.py's LOCK, which
+    # holds the process id that wrote it, so it would change at every publish): not part of the edition
+    for private in [*lessons.glob(".*.json"), lessons / ".workspace.lock"]:
+        private.unlink(missing_ok=True)
     shutil.copytree(repo / "course_utils", lessons / "course_utils", ignore=_IGNORE)
     shutil.copytree(repo / "data", lessons / "data", ignore=_IGNORE)
     shutil.copy2(repo / "requirements.txt", out / "requirements.txt")

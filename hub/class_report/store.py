@@ -1,8 +1,8 @@
-"""Where the records live: one SQLite file in WAL mode, bounded per student.
+"""Where the records live: SQLite (one file in WAL mode, the default) or PostgreSQL (a URL), bounded per student.
 
-A batch is accepted when its transaction has committed (``synchronous=FULL``: on disk, not only in the WAL's
-page cache), and only then does the service answer 200, so a record the service accepted survives a crash or a
-restart of the service, the hub or the machine.
+A batch is accepted when its transaction has committed (SQLite: ``synchronous=FULL``, on disk and not only in the
+WAL's page cache; PostgreSQL: ``synchronous_commit = on``, its default), and only then does the service answer 200,
+so a record the service accepted survives a crash or a restart of the service, the hub, the database or the machine.
 
 Two tables:
 
@@ -12,21 +12,24 @@ Two tables:
   may have at most :attr:`Store.max_exercises` of them; records about more are refused.
 
 So one student holds at most ``max_events + max_exercises`` rows of at most about 1.5 KB each (3,300 rows, under
-5 MB, with the defaults). For Zero to JupyterHub with several hub replicas, see docs/hub.md (PostgreSQL).
+5 MB, with the defaults). Which database, and how to move from one to the other: docs/hub.md. The connection
+(``Store.db``) is :mod:`class_report.database`'s: ``execute`` with ``?`` placeholders on both.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
-from pathlib import Path
+
+from .database import connect
 
 __all__ = ["Store"]
 
+# the one statement that differs: SQLite's AUTOINCREMENT (ids never reused) is PostgreSQL's BIGSERIAL
+_ID = {"sqlite": "INTEGER PRIMARY KEY AUTOINCREMENT", "postgresql": "BIGSERIAL PRIMARY KEY"}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id {id},
     student TEXT NOT NULL,
     received TEXT NOT NULL,
     event TEXT NOT NULL,
@@ -38,31 +41,32 @@ CREATE TABLE IF NOT EXISTS latest (
     student TEXT NOT NULL,
     event TEXT NOT NULL,
     exercise TEXT NOT NULL,
-    event_id INTEGER NOT NULL,
+    event_id BIGINT NOT NULL,
     received TEXT NOT NULL,
     record TEXT NOT NULL,
     PRIMARY KEY (student, event, exercise)
-);
+)
 """
 
 
 class Store:
-    """The records of one class, in the SQLite file ``path`` (created if missing)."""
+    """The records of one class, in the SQLite file ``path`` (created if missing) or the PostgreSQL database whose
+    ``postgresql://`` URL ``path`` is (its tables created if missing)."""
 
     def __init__(self, path, *, max_events: int = 3000, max_exercises: int = 300):
-        self.path = Path(path)
         self.max_events, self.max_exercises = int(max_events), int(max_exercises)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if mode.lower() != "wal":
-            raise RuntimeError(f"{self.path}: SQLite refused WAL mode (journal_mode is {mode}); use a local disk")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(_SCHEMA)
+        self.db = connect(path)
+        self.path = getattr(self.db, "path", None)  # the SQLite file; None for PostgreSQL
+        with self.db.transaction():
+            for statement in _SCHEMA.format(id=_ID[self.db.backend]).split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+
+    def __repr__(self) -> str:
+        return f"Store({self.db!r})"
 
     def close(self) -> None:
-        self._db.close()
+        self.db.close()
 
     def add(self, student: str, records: list[dict]) -> tuple[int, int]:
         """Store normalized ``records`` sent by ``student`` in one transaction; return (accepted, refused).
@@ -70,10 +74,11 @@ class Store:
         A record is refused when it would give the student more than ``max_exercises`` (event, exercise) rows.
         """
         received = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        db = self._db
+        db = self.db
         accepted = refused = 0
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with db.transaction():
+            if db.backend == "postgresql":  # one writer per student at a time, across service processes
+                db.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (student,))
             known = {
                 tuple(row) for row in db.execute("SELECT event, exercise FROM latest WHERE student = ?", (student,))
             }
@@ -85,9 +90,10 @@ class Store:
                 known.add(key)
                 text = json.dumps(record, ensure_ascii=False, sort_keys=True)
                 event_id = db.execute(
-                    "INSERT INTO events (student, received, event, exercise, record) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO events (student, received, event, exercise, record) VALUES (?, ?, ?, ?, ?)"
+                    " RETURNING id",
                     (student, received, *key, text),
-                ).lastrowid
+                ).fetchone()[0]
                 db.execute(
                     "INSERT INTO latest (student, event, exercise, event_id, received, record) VALUES (?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT (student, event, exercise) DO UPDATE SET"
@@ -100,10 +106,6 @@ class Store:
                 " SELECT id FROM events WHERE student = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
                 (student, student, self.max_events),
             )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return accepted, refused
 
     def latest(self, student: str | None = None) -> dict[str, list[dict]]:
@@ -113,17 +115,17 @@ class Store:
         if student is not None:
             query, args = query + " WHERE student = ?", (student,)
         out: dict[str, list[dict]] = {}
-        for name, received, text in self._db.execute(query + " ORDER BY student, event_id", args):
+        for name, received, text in self.db.execute(query + " ORDER BY event_id", args):
             out.setdefault(name, []).append({**json.loads(text), "received": received})
-        return out
+        return dict(sorted(out.items()))  # by name in Python: the two databases' collations differ
 
     def events(self, student: str, limit: int = 1000) -> list[dict]:
         """The newest ``limit`` records ``student`` sent (those still kept), oldest first."""
-        rows = self._db.execute(
+        rows = self.db.execute(
             "SELECT received, record FROM events WHERE student = ? ORDER BY id DESC LIMIT ?", (student, int(limit))
         ).fetchall()
         return [{**json.loads(text), "received": received} for received, text in reversed(rows)]
 
     def counts(self) -> dict[str, int]:
         """Student -> number of stored records (events table)."""
-        return dict(self._db.execute("SELECT student, COUNT(*) FROM events GROUP BY student").fetchall())
+        return dict(self.db.execute("SELECT student, COUNT(*) FROM events GROUP BY student").fetchall())

@@ -48,13 +48,22 @@ class Hub:
             "HUBTEST_ROOT": str(self.root),
             **{f"HUBTEST_{k}": str(v) for k, v in self.ports.items()},
             "CLASS_REPORT_PORT": str(self.service_port),
+            # the students' servers: the course's environment (the one running the tests), whichever hub runs
+            "HUBTEST_SINGLEUSER_BIN": str(Path(sys.executable).parent),
         }
         self.env.pop("PYTHONPATH", None)
+        # the hub's (and so the service's) Python: $HUBTEST_HUB_PYTHON (make test-hub: .venv-hub5, JupyterHub 5.x),
+        # else the tests' own (JupyterHub 6.1.1)
+        self.python = os.path.abspath(os.environ.get("HUBTEST_HUB_PYTHON") or sys.executable)
+        # the class-report service's Python: $HUBTEST_SERVICE_PYTHON, else the hub's (as in Z2JH's hub pod); TLJH
+        # runs it with the course's environment (docs/hub.md), so a 6.1.1 service under a 5.x hub
+        self.service_python = os.path.abspath(os.environ.get("HUBTEST_SERVICE_PYTHON") or self.python)
+        self.env["CLASS_REPORT_PYTHON"] = self.service_python
         self.proc: subprocess.Popen | None = None
         self.log_path = self.root / "jupyterhub.log"
 
     def start(self, timeout: float = 120) -> None:
-        command = [sys.executable, "-m", "jupyterhub", "-f", str(HUB_DIR / "tests" / "jupyterhub_config.py")]
+        command = [self.python, "-m", "jupyterhub", "-f", str(HUB_DIR / "tests" / "jupyterhub_config.py")]
         log = open(self.log_path, "a")  # noqa: SIM115 (the hub writes to it until stop())
         log.write(f"\n===== start {datetime.now(UTC).isoformat()}\n")
         log.flush()
@@ -79,6 +88,32 @@ class Hub:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+    def version(self, python: str | None = None) -> str:
+        """The version of the JupyterHub that runs the hub (or is installed for ``python``: the service's)."""
+        command = [python or self.python, "-c", "import jupyterhub; print(jupyterhub.__version__)"]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+
+    def servers(self) -> dict[str, str]:
+        """User name -> the command line of their server's process (found by its environment: JUPYTERHUB_USER and
+        this hub's API address; a kernel, which inherits both, is not a ``jupyterhub-singleuser``)."""
+        api = f"http://127.0.0.1:{self.ports['HUB_PORT']}/"
+        found = {}
+        for proc in Path("/proc").iterdir():
+            try:
+                args = (proc / "cmdline").read_bytes().split(b"\0")
+                environ = dict(
+                    item.split("=", 1)
+                    for item in (proc / "environ").read_text(errors="replace").split("\0")
+                    if "=" in item
+                )
+            except (OSError, ValueError):
+                continue
+            if environ.get("JUPYTERHUB_API_URL", "").startswith(api) and any(
+                a.endswith(b"jupyterhub-singleuser") for a in args
+            ):
+                found[environ.get("JUPYTERHUB_USER", "")] = " ".join(a.decode(errors="replace") for a in args)
+        return found
 
     def service_pid(self) -> int:
         """The class-report service's process id (a child of the hub)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 c = get_config()  # noqa: F821 (defined by JupyterHub when it loads this file)
 HUB_DIR = Path(__file__).resolve().parents[1]
 ROOT = Path(os.environ["HUBTEST_ROOT"])
-BIN = Path(sys.executable).parent
+BIN = Path(os.environ.get("HUBTEST_SINGLEUSER_BIN") or Path(sys.executable).parent)  # the students' servers' Python
 
 load_subconfig(str(HUB_DIR / "jupyterhub_config.py"))  # noqa: F821 (the course's part: the service, scopes)
 
@@ -31,7 +31,7 @@ c.Authenticator.admin_users = {"teacher"}
 c.JupyterHub.spawner_class = "simple"  # jupyterhub.spawner.SimpleLocalProcessSpawner: homes under ROOT
 c.SimpleLocalProcessSpawner.home_dir_template = str(ROOT / "home" / "{username}")
 c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
-c.Spawner.args = ["--allow-root"] if os.getuid() == 0 else []
+c.Spawner.args.extend(["--allow-root"] if os.getuid() == 0 else [])  # after the course's (kernel culling)
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 180
 c.Spawner.http_timeout = 180

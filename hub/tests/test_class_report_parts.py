@@ -1,20 +1,12 @@
-"""The class-report service's parts without a hub: records, rate limits, the SQLite store and the page."""
+"""The class-report service's parts without a hub: records, rate limits and the page (the store: test_store.py)."""
 
 from __future__ import annotations
-
-import os
-import signal
-import sqlite3
-import subprocess
-import sys
-import textwrap
 
 import pytest
 from class_report.limits import RateLimiter
 from class_report.records import normalize
 from class_report.report import render_class_report
-from class_report.store import Store
-from conftest import HUB_DIR, report_cells
+from conftest import report_cells
 
 CHECK = {
     "v": 2,
@@ -87,70 +79,6 @@ def test_rate_limiter_memory_is_bounded():
     for i in range(1000):
         limiter.allow(f"key{i}")
     assert len(limiter._buckets) == 100
-
-
-# ------------------------------------------------------------------------------------------------ store
-
-
-def test_store_is_sqlite_in_wal_mode_and_keeps_the_newest_per_exercise(tmp_path):
-    store = Store(tmp_path / "r.sqlite")
-    assert store.add("alice", [normalize(CHECK), normalize({**CHECK, "status": "passed", "attempt": 2})]) == (2, 0)
-    assert store.add("bob", [normalize(CHECK)]) == (1, 0)
-    latest = store.latest()
-    assert [r["status"] for r in latest["alice"]] == ["passed"] and [r["status"] for r in latest["bob"]] == ["wrong"]
-    assert [r["attempt"] for r in store.events("alice")] == [1, 2]
-    assert store.latest("bob").keys() == {"bob"}
-    store.close()
-    with sqlite3.connect(tmp_path / "r.sqlite") as db:
-        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-
-
-def test_store_is_bounded_per_student(tmp_path):
-    store = Store(tmp_path / "r.sqlite", max_events=50, max_exercises=10)
-    for i in range(12):
-        store.add("alice", [normalize({**CHECK, "exercise": f"01.ex{i}"})])
-    assert len(store.latest("alice")["alice"]) == 10  # two more exercises were refused
-    assert store.add("alice", [normalize({**CHECK, "exercise": "01.ex99"})]) == (0, 1)
-    for attempt in range(200):
-        store.add("alice", [normalize({**CHECK, "exercise": "01.ex0", "attempt": attempt})])
-    assert store.counts()["alice"] == 50  # history: the newest 50
-    assert store.events("alice")[-1]["attempt"] == 199
-    assert len(store.latest("alice")["alice"]) == 10  # the report's rows are never dropped
-    store.add("bob", [normalize(CHECK)])
-    assert store.counts()["bob"] == 1
-
-
-def test_every_committed_record_survives_a_killed_process(tmp_path):
-    """A writer killed with SIGKILL (no clean shutdown) loses nothing it had committed."""
-    db = tmp_path / "r.sqlite"
-    progress = tmp_path / "committed"
-    script = textwrap.dedent(
-        f"""
-        import os
-        import sys
-        sys.path.insert(0, {str(HUB_DIR)!r})
-        from class_report.store import Store
-        from class_report.records import normalize
-        store = Store({str(db)!r})
-        i = 0
-        while True:
-            store.add("alice", [normalize({{"exercise": "01.a", "status": "passed", "attempt": i}})])
-            with open({str(progress)!r} + ".tmp", "w") as f:
-                f.write(str(i))  # written only after the commit returned
-            os.replace({str(progress)!r} + ".tmp", {str(progress)!r})
-            i += 1
-        """
-    )
-    writer = subprocess.Popen([sys.executable, "-c", script])
-    try:
-        while not progress.exists() or int(progress.read_text() or 0) < 200:
-            assert writer.poll() is None, "the writer died"
-    finally:
-        os.kill(writer.pid, signal.SIGKILL)
-        writer.wait()
-    committed = int(progress.read_text())
-    attempts = [r["attempt"] for r in Store(db).events("alice", limit=100_000)]
-    assert attempts[: committed + 1] == list(range(committed + 1))  # at most one more, never fewer
 
 
 # ------------------------------------------------------------------------------------------------ the page

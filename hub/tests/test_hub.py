@@ -20,12 +20,14 @@ import functools
 import hashlib
 import inspect
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
 
+import postgres
 import pytest
 import requests
 from conftest import REPO, report_cells
@@ -142,18 +144,31 @@ def world(tmp_path_factory):
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
     commit_tree(edition, bare, "student", "version 1")
     TIMINGS["publish the student edition"] = time.perf_counter() - started
-    hub = Hub(
-        root, {"CLASS_REPORT_DB_PATH": str(root / "class-report" / "records.sqlite"), "CLASS_REPORT_INSTRUCTORS": "ta"}
-    )
+    database = None  # the service's records: SQLite, or with HUBTEST_RECORDS=postgresql a PostgreSQL server of its own
+    records = str(root / "class-report" / "records.sqlite")
+    if os.environ.get("HUBTEST_RECORDS") == "postgresql":
+        bindir = postgres.binaries()
+        if bindir is None:
+            pytest.fail("HUBTEST_RECORDS=postgresql, but PostgreSQL is not installed (initdb, pg_ctl)")
+        database = postgres.Server(bindir)
+        database.start()
+        records = database.new_database()
+    TIMINGS[f"(the records: {records.split('?')[0]})"] = 0.0
+    hub = Hub(root, {"CLASS_REPORT_DB_PATH": records, "CLASS_REPORT_INSTRUCTORS": "ta"})
     started = time.perf_counter()
     hub.start()
     TIMINGS["start the hub, proxy and service"] = time.perf_counter() - started
     world = {"root": root, "hub": hub, "edition": edition, "bare": bare, "students": {}, "kernels": {}}
+    world["records"] = records
     world["link"] = pull_link(hub.url, f"file://{bare}", lesson="01", notebooks=edition / "notebooks")
+    TIMINGS[f"(the hub: JupyterHub {hub.version()}, {hub.python})"] = 0.0
+    TIMINGS[f"(the service: JupyterHub {hub.version(hub.service_python)}, {hub.service_python})"] = 0.0
     yield world
     for kernel in world["kernels"].values():
         kernel.close()
     hub.stop()
+    if database is not None:
+        database.close()
     print(f"\nhub log: {hub.log_path}")
 
 
@@ -198,15 +213,27 @@ def _checks(data: dict) -> dict:
 @_timed("3 students open the pull link (servers start, nbgitpuller clones)")
 def test_1_three_students_open_the_pull_link(world):
     hub = world["hub"]
+    # the hub that answers, and the service, run the JupyterHubs asked for ($HUBTEST_HUB_PYTHON's and
+    # $HUBTEST_SERVICE_PYTHON's, or the course's)
+    assert requests.get(hub.url + "/hub/api/", timeout=30).json()["version"] == hub.version()
+    service_python = open(f"/proc/{hub.service_pid()}/cmdline", "rb").read().split(b"\0")[0].decode()
+    assert service_python == hub.service_python, service_python
     assert world["link"].startswith(hub.url + "/hub/user-redirect/git-pull?repo=file")
     for name in ("alice", "bob", "carol"):
         student = Student(hub, name)
         student.login()
         lab = student.open_pull_link(world["link"])
         assert "JupyterLab" in lab.text or "jupyter-config-data" in lab.text, lab.text[:300]
+        # JupyterLab's settings as the student's page gets them: the course's defaults (overrides.d), no news prompt
+        news = student.get(student.server + "lab/api/settings/@jupyterlab/apputils-extension:notification").json()
+        assert news["schema"]["properties"]["fetchNews"]["default"] == "false", news["schema"]["properties"]
         listing = student.list_dir("attention-course/notebooks")
         assert {"course_utils", "data"} <= set(listing) and any(n.startswith("01_") for n in listing), listing
         world["students"][name] = student
+    # every student's server runs with the course's kernel culling (hub/jupyterhub_config.py)
+    servers = hub.servers()
+    assert set(servers) == {"alice", "bob", "carol"}, servers
+    assert all("--MappingKernelManager.cull_idle_timeout=1800" in args for args in servers.values()), servers
 
 
 @_timed("3 students run lesson 01 in their own kernels")
@@ -390,6 +417,12 @@ def test_6_every_row_survives_a_killed_service_and_a_hub_restart(world):
         timeout=30,
     )
     assert r.status_code == 200 and r.json()["accepted"] == 1
+    if world["records"].startswith("postgresql://"):  # and the records are in PostgreSQL, not in a file
+        import psycopg
+
+        with psycopg.connect(world["records"]) as db:
+            stored = {name for (name,) in db.execute("SELECT DISTINCT student FROM events")}
+        assert stored == set(histories), stored
 
 
 @_timed("the course changes; a student pulls again")
