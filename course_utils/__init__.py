@@ -28,6 +28,5 @@ __all__ = [
     "experiments",
     "explorer",
     "grading",
-    "grade_report",
     "retrieval",
 ]

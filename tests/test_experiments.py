@@ -289,7 +289,7 @@ def test_nothing_in_the_package_imports_experiments():
     assert not offenders, offenders
 
 
-NOT_FOR_EXPERIMENTS = ("exercises", "checks", "grading", "grade_report", "hub_client")
+NOT_FOR_EXPERIMENTS = ("exercises", "checks", "grading", "hub_client")
 
 
 def test_experiments_import_lesson_modules_only_and_never_each_other():

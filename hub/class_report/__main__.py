@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 from tornado import httpserver
 
 from .app import Settings, make_app
+from .database import redacted
 
 
 def _options(argv):
@@ -47,7 +48,7 @@ async def _serve(app, url, prefix, settings, bind_ip: str) -> None:
         app, max_body_size=2 * max(settings.max_body, settings.max_submission), xheaders=True
     )
     server.listen(url.port or 80, bind_ip or url.hostname or "127.0.0.1")
-    logging.info("listening on %s%s, database %s (WAL)", url.geturl().rstrip("/"), prefix, settings.db_path)
+    logging.info("listening on %s%s, database %s (WAL)", url.geturl().rstrip("/"), prefix, redacted(settings.db_path))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -66,7 +67,7 @@ def main(argv=None) -> int:
     app = make_app(settings, prefix, cookie_secret=secret.encode())
     asyncio.run(_serve(app, url, prefix, settings, args.bind_ip))
     app.class_report_state.store.close()
-    logging.info("stopped; every accepted record is in %s", settings.db_path)
+    logging.info("stopped; every accepted record is in %s", redacted(settings.db_path))
     return 0
 
 

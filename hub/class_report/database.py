@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Database", "connect", "is_url"]
+__all__ = ["Database", "connect", "is_url", "redacted"]
 
 _PG_SCHEMES = ("postgresql://", "postgres://")
 
@@ -30,6 +30,21 @@ _PG_SCHEMES = ("postgresql://", "postgres://")
 def is_url(target: str | Path) -> bool:
     """Whether ``target`` names a PostgreSQL database (a URL) rather than an SQLite file."""
     return isinstance(target, str) and target.startswith(_PG_SCHEMES)
+
+
+def redacted(target: str | Path) -> str:
+    """``target`` as it may be logged: a URL's password replaced by ``***`` (``postgresql://u:***@host/db``)."""
+    text = str(target)
+    if not is_url(text):
+        return text
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(text)
+    if parts.password is None:
+        return text
+    netloc = parts.netloc.rsplit("@", 1)
+    userinfo = netloc[0].split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{userinfo}:***@{netloc[1]}"))
 
 
 def connect(target: str | Path) -> Database:

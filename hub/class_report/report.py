@@ -3,9 +3,7 @@ one page per lesson (:func:`render_index`, :func:`render_lesson`, :func:`lesson_
 
 :func:`render_class_report` is the one place that knows how the course renders its class report. Today it builds
 a ``course_utils.grading.GradeRun`` of each student's newest check per exercise and calls
-``course_utils.grade_report.render_html``; when the grader exposes its public function that renders the report
-from log records grouped by student (CONTRACT.md, "Grader <-> hub"), this function calls that instead, with the
-same argument.
+``course_utils.grading.report.render_html``, the page ``make grade`` writes.
 """
 
 from __future__ import annotations
@@ -49,7 +47,8 @@ def render_class_report(records_by_student: dict[str, list[dict]], *, live_note:
     ``live_note`` is one line of text shown under the title (for example, when it was rendered); the page reloads
     itself every ``REFRESH_S`` seconds (a meta refresh: the page keeps no script).
     """
-    from course_utils import grade_report, grading
+    from course_utils import grading
+    from course_utils.grading import report as grade_report
 
     newest: dict = {}
     notebooks = set()
