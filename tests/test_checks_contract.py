@@ -1,0 +1,304 @@
+"""Issue 26 section 1 and issue 27's "a checker no answer can fool": what an answer is and does, judged.
+
+Each test plants one wrong answer (or one attack) the way a student's cell would, through ``checks.check``, and
+asserts the verdict names what breaks. Every one fails without the mechanism it tests (contract, in-place
+changes, tampering, BaseException, crash site, fresh sizes, modes, gradients, stated constraints).
+"""
+
+import math
+import signal
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from course_utils import checks
+from course_utils.exercises import engine, extra_checks, integrity, lesson_01
+from course_utils.exercises._model import Case, Exercise
+
+SOFTMAX = "01.softmax_along"
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _line(capsys) -> str:
+    return capsys.readouterr().out
+
+
+# ---- 1. the return contract ---------------------------------------------------------------------------------
+
+
+def test_a_list_where_an_array_is_promised_is_refused(capsys):
+    def softmax_along(x, axis=-1):
+        return _softmax(x, axis).tolist()
+
+    checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert out.startswith("❌") and "must be a NumPy array" in out and "returned a list" in out
+
+
+def test_a_tensor_where_an_array_is_promised_is_refused(capsys):
+    def softmax_along(x, axis=-1):
+        return torch.from_numpy(_softmax(x, axis))
+
+    checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert out.startswith("❌") and "must be a NumPy array" in out and "tensor" in out
+
+
+def test_float32_where_float64_is_promised_is_refused(capsys):
+    def softmax_along(x, axis=-1):
+        return _softmax(x, axis).astype(np.float32)
+
+    verdict = engine.judge(lesson_01.SOFTMAX_ALONG, softmax_along)
+    # float32 rounding may already fail the values; if they pass, the dtype must not
+    assert verdict.status == "wrong"
+    if "float64" in verdict.detail:
+        assert "must hold float64 values" in verdict.detail and "float32" in verdict.detail
+
+
+def _number_exercise():
+    return Exercise(
+        id="99.scale",
+        section="99 · Test",
+        make_cases=lambda: [Case((64,)), Case((9,))],
+        reference=lambda d_head: 1 / math.sqrt(d_head),
+        variants=(),
+    )
+
+
+def test_a_one_element_array_or_a_tensor_that_requires_grad_where_a_number_is_promised_is_refused():
+    exercise = _number_exercise()
+
+    def as_array(d_head):
+        return np.array([1 / math.sqrt(d_head)])
+
+    def as_tensor(d_head):
+        return torch.tensor(1 / math.sqrt(d_head), dtype=torch.float64, requires_grad=True) * 1.0
+
+    for answer, words in ((as_array, "an array of shape (1,)"), (as_tensor, "still requires grad")):
+        verdict = engine.judge(exercise, answer)
+        assert verdict.status == "wrong" and "must be a number" in verdict.detail, verdict.detail
+        assert words in verdict.detail, verdict.detail
+
+    def as_float(d_head):
+        return 1 / math.sqrt(d_head)
+
+    assert engine.judge(exercise, as_float).status == "passed"
+
+
+def test_returns_is_declared_as_data_and_a_bad_word_is_refused():
+    with pytest.raises(ValueError, match="returns must be one of"):
+        Exercise(id="99.x", section="s", make_cases=list, reference=len, returns="lists")
+    with pytest.raises(TypeError, match="returns must be one of"):
+        Exercise(id="99.x", section="s", make_cases=list, reference=len, returns=(3,))
+
+
+def test_pen_and_paper_lists_stay_right_where_returns_says_array_like():
+    exercise = lesson_01.BY_HAND_NEW_QUERY
+    assert exercise.returns == "array_like"
+    assert engine.judge(exercise, lesson_01.by_hand_new_query_rounded).status == "passed"
+
+
+# ---- 2. what it touches --------------------------------------------------------------------------------------
+
+
+def test_an_input_changed_in_place_is_named_by_the_answers_own_parameter_name(capsys):
+    def softmax_along(scores, axis=-1):
+        scores -= scores.max(axis=axis, keepdims=True)  # rewrites the lesson's own variable
+        e = np.exp(scores)
+        return e / e.sum(axis=axis, keepdims=True)
+
+    checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert out.startswith("❌")
+    assert "changed its argument `scores` in place" in out and "the lesson's own variable would change too" in out
+
+
+def test_a_module_parameter_changed_by_a_forward_pass_is_named():
+    from course_utils.exercises import lesson_04
+
+    base = lesson_04.MULTI_HEAD_MODULE.variants[0]
+
+    class Drifting(base):
+        def forward(self, *args, **kwargs):
+            result = super().forward(*args, **kwargs)
+            with torch.no_grad():
+                self.query_proj.bias.add_(1e-3)  # right this time; every call moves the weights a little
+            return result
+
+    Drifting.__name__ = base.__name__
+    verdict = engine.judge(lesson_04.MULTI_HEAD_MODULE, Drifting)
+    assert verdict.status == "wrong"
+    assert "query_proj.bias" in verdict.detail and "in place" in verdict.detail, verdict.detail
+
+
+# ---- 8. no answer can fool the checker -------------------------------------------------------------------------
+
+
+class _Liar(np.ndarray):
+    def __eq__(self, other):
+        return np.ones(np.shape(self), dtype=bool)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return np.ones(np.broadcast_shapes(*(np.shape(x) for x in inputs)), dtype=bool)
+
+
+def test_an_ndarray_subclass_whose_eq_says_yes_is_judged_as_its_plain_data(capsys):
+    def softmax_along(x, axis=-1):
+        return np.zeros(np.shape(x)).view(_Liar)
+
+    checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert out.startswith("❌"), out
+
+
+@pytest.mark.parametrize("name", ["allclose", "isclose", "array_equal"])
+def test_replacing_a_numpy_comparison_is_refused_by_name_and_put_back(name, capsys):
+    original = getattr(np, name)
+
+    def softmax_along(x, axis=-1):
+        setattr(np, name, lambda *a, **k: True)
+        return np.zeros(np.shape(x))
+
+    try:
+        checks.check(SOFTMAX, softmax_along)
+    finally:
+        assert getattr(np, name) is original  # the check put it back
+        setattr(np, name, original)
+    out = _line(capsys)
+    assert out.startswith("❌") and f"replaced `np.{name}`" in out
+
+
+def test_replacing_the_engines_compare_is_refused(capsys):
+    from course_utils.exercises import compare as comparer
+
+    original_engine, original_module = engine.compare, comparer.compare
+
+    def softmax_along(x, axis=-1):
+        engine.compare = lambda *a, **k: None
+        comparer.compare = lambda *a, **k: None
+        return np.zeros(np.shape(x))
+
+    checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert engine.compare is original_engine and comparer.compare is original_module
+    assert out.startswith("❌") and "replaced" in out and "compare" in out
+
+
+def test_switching_off_the_delegation_watcher_is_refused(capsys):
+    from course_utils import numpy_attention
+
+    def softmax_along(x, axis=-1):
+        sys.setprofile(None)  # so that the course's softmax is not seen
+        return numpy_attention.softmax(x, axis=axis)
+
+    checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert out.startswith("❌") and "switched off the check's watcher (sys.setprofile)" in out
+
+
+def test_a_trace_function_set_by_the_answer_is_refused(capsys):
+    def softmax_along(x, axis=-1):
+        sys.settrace(lambda *a: None)
+        return _softmax(x, axis)
+
+    previous = sys.gettrace()
+    checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert sys.gettrace() is previous
+    assert out.startswith("❌") and "sys.settrace" in out
+
+
+@pytest.mark.parametrize("raised", [SystemExit, KeyboardInterrupt, GeneratorExit])
+def test_a_base_exception_raised_by_an_answer_does_not_escape_the_check(raised, capsys):
+    def softmax_along(x, axis=-1):
+        raise raised()
+
+    returned = checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert out.startswith("💥") and raised.__name__ in out
+    assert returned is lesson_01.softmax_along
+
+
+def test_a_real_interrupt_still_stops_the_check():
+    import os
+
+    def softmax_along(x, axis=-1):
+        os.kill(os.getpid(), signal.SIGINT)  # what the kernel's ■ button sends
+        for _ in range(10_000_000):
+            pass
+        return _softmax(x, axis)
+
+    with pytest.raises(KeyboardInterrupt):
+        checks.check(SOFTMAX, softmax_along)
+
+
+def test_plain_keeps_plain_objects_and_converts_subclasses():
+    a = np.arange(3.0)
+    assert integrity.plain(a) is a
+    assert type(integrity.plain(a.view(_Liar))) is np.ndarray
+
+    class Float(float):
+        def __float__(self):
+            return 9.0
+
+    assert type(integrity.plain(Float(2.0))) is float and integrity.plain(Float(2.0)) == 2.0
+
+
+# ---- 7. where a crash is ---------------------------------------------------------------------------------------
+
+
+def test_a_crash_inside_another_of_the_students_functions_names_that_function(capsys):
+    namespace: dict = {}
+    exec(compile("def my_softmax(x, axis):\n    return x.no_such_method()\n", "<cell-12>", "exec"), namespace)
+    helper = namespace["my_softmax"]
+
+    def softmax_along(x, axis=-1):
+        return helper(x, axis)
+
+    checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert out.startswith("💥") and "in `my_softmax`" in out and "your line" not in out
+
+
+# ---- 5. fresh sizes --------------------------------------------------------------------------------------------
+
+
+def _sized_exercise():
+    def make(q_len, k_len):
+        rng = np.random.default_rng(0)
+        return [Case((rng.normal(size=(q_len, k_len)),), "fresh")]
+
+    return Exercise(
+        id="99.fresh_softmax",
+        section="99 · Test",
+        make_cases=lambda: [Case((np.arange(8.0).reshape(2, 4),))],
+        reference=lambda x: _softmax(x, -1),
+        fresh=make,
+    )
+
+
+def test_fresh_sizes_are_distinct_never_2_or_4_and_reproducible():
+    exercise = _sized_exercise()
+    sizes = extra_checks.draw_sizes(exercise)
+    assert sizes == extra_checks.draw_sizes(exercise)
+    assert len(set(sizes.values())) == len(sizes) and not {2, 4} & set(sizes.values())
+
+
+def test_an_answer_right_only_at_the_fixed_sizes_fails_at_fresh_sizes_reported_by_their_sizes():
+    exercise = _sized_exercise()
+
+    def only_four_keys(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e[:, :4].sum(axis=-1, keepdims=True)  # right only when k_len is 4
+
+    verdict = engine.judge(exercise, only_four_keys)
+    sizes = extra_checks.draw_sizes(exercise)
+    assert verdict.status == "wrong" and "at fresh sizes" in verdict.detail
+    assert f"q_len={sizes['q_len']}" in verdict.detail and f"k_len={sizes['k_len']}" in verdict.detail
+    assert engine.judge(exercise, lambda x: _softmax(x, -1)).status == "passed"
