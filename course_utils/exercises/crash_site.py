@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from pathlib import Path
 
 from course_utils.exercises.compare import shorten
 from course_utils.exercises.runner import ENGINE_DIR, PACKAGE_DIR, student_line
@@ -78,4 +79,7 @@ def crash_words(exc, answer, codes, cells_by_file: dict | None = None) -> str:
     text = f" (in `{frame.name}`{place}, its line {frame.lineno}"
     if frame.line:
         text += f": `{shorten(frame.line, 100)}`"
+    last = frames[-1]
+    if last is not frame:
+        text += f", inside {Path(last.filename).stem}.{last.name}"
     return text + ")"
