@@ -302,3 +302,111 @@ def test_an_answer_right_only_at_the_fixed_sizes_fails_at_fresh_sizes_reported_b
     assert verdict.status == "wrong" and "at fresh sizes" in verdict.detail
     assert f"q_len={sizes['q_len']}" in verdict.detail and f"k_len={sizes['k_len']}" in verdict.detail
     assert engine.judge(exercise, lambda x: _softmax(x, -1)).status == "passed"
+
+
+# ---- 3. gradients and 4. modes (lesson 04's module) --------------------------------------------------------------
+
+
+def _module_variant():
+    from course_utils.exercises import lesson_04
+
+    return lesson_04.MULTI_HEAD_MODULE, lesson_04.MULTI_HEAD_MODULE.variants[0]
+
+
+def test_a_module_whose_output_is_detached_is_named_as_cutting_the_gradient():
+    exercise, base = _module_variant()
+
+    class Detached(base):
+        def forward(self, *args, **kwargs):
+            output, weights = super().forward(*args, **kwargs)
+            return output.detach(), weights.detach()  # the values are right; nothing trains through them
+
+    Detached.__name__ = base.__name__
+    verdict = engine.judge(exercise, Detached)
+    assert verdict.status == "wrong" and "cut from the graph" in verdict.detail, verdict.detail
+
+
+def test_a_module_that_detaches_its_query_is_named_with_what_receives_no_gradient():
+    exercise, base = _module_variant()
+
+    class QueryDetached(base):
+        def forward(self, query, *args, **kwargs):
+            return super().forward(query.detach(), *args, **kwargs)
+
+    QueryDetached.__name__ = base.__name__
+    verdict = engine.judge(exercise, QueryDetached)
+    # case 1 is self-attention (query and key_value are one tensor): it receives less than the course's
+    assert verdict.status == "wrong" and "the gradient" in verdict.detail, verdict.detail
+    assert "`input [1]`" in verdict.detail
+
+
+def test_a_module_that_never_applies_dropout_is_refused_in_training_mode():
+    exercise, base = _module_variant()
+
+    class NoDropout(base):
+        def forward(self, *args, **kwargs):
+            saved, self.dropout.p = self.dropout.p, 0.0
+            try:
+                return super().forward(*args, **kwargs)
+            finally:
+                self.dropout.p = saved
+
+    NoDropout.__name__ = base.__name__
+    verdict = engine.judge(exercise, NoDropout)
+    assert verdict.status == "wrong" and "training mode" in verdict.detail, verdict.detail
+    assert engine.judge(exercise, base).status == "passed"
+
+
+# ---- 6. the exercise's own stated constraint ----------------------------------------------------------------------
+
+
+def test_a_tiled_pass_that_builds_the_whole_score_matrix_is_refused():
+    from course_utils.exercises import lesson_06
+
+    def tiled_attention(q, k, v, block):
+        scores = q @ k.T / math.sqrt(q.shape[1])  # (q_len, k_len): every tile at once
+        return _softmax(scores, -1) @ v
+
+    verdict = engine.judge(lesson_06.TILED_ATTENTION, tiled_attention)
+    assert verdict.status == "wrong" and "more than one tile" in verdict.detail, verdict.detail
+
+
+def test_a_causal_tiled_pass_that_computes_future_tiles_is_refused():
+    from course_utils.exercises import lesson_06
+
+    def causal_tiled_attention(q, k, v, block):
+        out = np.zeros((len(q), v.shape[1]))
+        for qs in range(0, len(q), block):
+            q_blk = q[qs : qs + block]
+            state = (np.full((len(q_blk), 1), -np.inf), np.zeros((len(q_blk), 1)), np.zeros((len(q_blk), v.shape[1])))
+            for ks in range(0, len(k), block):  # every key tile, the future ones masked away afterwards
+                tile = q_blk @ k[ks : ks + block].T / math.sqrt(q.shape[1])
+                rows, cols = np.arange(qs, qs + len(q_blk))[:, None], np.arange(ks, ks + tile.shape[1])[None, :]
+                tile = np.where(cols <= rows, tile, -np.inf)
+                if np.isneginf(tile).all():
+                    continue
+                state = lesson_06.flash_step(*state, tile, v[ks : ks + block])
+            out[qs : qs + block] = state[2] / state[1]
+        return out
+
+    verdict = engine.judge(lesson_06.CAUSAL_TILED_ATTENTION, causal_tiled_attention)
+    assert verdict.status == "wrong" and "wholly in the future" in verdict.detail, verdict.detail
+
+
+def test_a_per_head_loop_that_projects_every_head_at_once_is_refused():
+    from course_utils.exercises import lesson_03
+
+    exercise = lesson_03.MULTI_HEAD_ATTENTION_LOOP
+
+    def multi_head_attention_loop(query, key, value, W_q, W_k, W_v, W_o, num_heads):
+        Q, K, V = query @ W_q, key @ W_k, value @ W_v  # every head projected together, split below
+        d_head = W_q.shape[1] // num_heads
+        total = 0
+        for h in range(num_heads):
+            cols = slice(h * d_head, (h + 1) * d_head)
+            scores = Q[..., cols] @ np.swapaxes(K[..., cols], -1, -2) / math.sqrt(d_head)
+            total = total + (_softmax(scores, -1) @ V[..., cols]) @ W_o[cols]
+        return total
+
+    verdict = engine.judge(exercise, multi_head_attention_loop)
+    assert verdict.status == "wrong" and "projects every head together" in verdict.detail, verdict.detail

@@ -2,7 +2,7 @@
 
 Some exercises say *how* to compute, not only what: 06's tiled pass never holds more than one tile of scores,
 06's causal tiled pass never computes a tile wholly in the future, 03's per-head loop uses one head's slice of
-the weights at a time (it neither splits nor merges heads). An answer that computes the right values the other
+the weights at a time (it never projects every head at once and splits). An answer that computes the right values the other
 way passes every value check; here the way is measured, by handing the answer arrays that log every product
 they take part in (``@``, ``np.matmul``, ``np.einsum``, ``np.dot``, ``np.tensordot``, ``np.inner``), their
 views and copies included, and refused by name.
@@ -123,17 +123,16 @@ def _one_head_slice(exercise, answer, args, seed, run) -> str | None:
     w_q, heads = args[3], int(args[7])
     d_head = w_q.shape[-1] // heads
     log: list = []
-    roles = {3: "columns", 4: "columns", 5: "columns", 6: "rows"}
+    roles = {3: "columns", 4: "columns", 5: "columns"}  # W_o may take the heads concatenated (the lesson's variant)
     status, _ = run(answer, logged_args(args, roles, log), seed)
     if status != "ok":
         return None
     widest = max((shape[-1] for shape, _ in products(log, "columns")), default=0)
-    tallest = max((shape[-2] for shape, _ in products(log, "rows") if len(shape) >= 2), default=0)
-    if max(widest, tallest) > d_head:
+    if widest > d_head:
         return (
-            f"your loop multiplies by {max(widest, tallest)} columns (or rows) of a weight matrix at once, more than "
-            f"one head's {d_head}: it projects every head together and then splits (or merges) them. Use head h's "
-            "slice of W_q, W_k, W_v and its rows of W_o inside the loop"
+            f"your loop multiplies by {widest} columns of W_q, W_k or W_v at once, more than one head's {d_head}: "
+            "it projects every head together and then splits the result. Use head h's slice of the weights, "
+            "W_q[:, h * d_head : (h + 1) * d_head], inside the loop"
         )
     return None
 

@@ -154,6 +154,12 @@ def attention_scores_all_axes_transposed(Q, K):
 
 ATTENTION_SCORES = Exercise(
     id="01.attention_scores",
+    fresh=lambda batch, q_len, k_len, d_head: [
+        (
+            np.random.default_rng(1).normal(size=(batch, q_len, d_head)),
+            np.random.default_rng(2).normal(size=(batch, k_len, d_head)),
+        )
+    ],
     section="01 · Build it: the scores",
     make_cases=attention_scores_cases,
     reference=attention_scores,
@@ -226,6 +232,10 @@ def softmax_along_without_keepdims(x, axis=-1):
 
 SOFTMAX_ALONG = Exercise(
     id="01.softmax_along",
+    fresh=lambda batch, rows, cols: [
+        (100 * np.random.default_rng(1).normal(size=(batch, rows, cols)), 1),
+        (np.random.default_rng(2).normal(size=(batch, rows, cols)), -1),
+    ],
     section="01 · From scores to weights: a stable softmax",
     make_cases=softmax_along_cases,
     reference=softmax_along,
@@ -292,6 +302,13 @@ def attend_all_axes_transposed(Q, K, V):
 
 ATTEND = Exercise(
     id="01.attend",
+    fresh=lambda q_len, k_len, d_head, d_value: [
+        (
+            np.random.default_rng(1).normal(size=(q_len, d_head)),
+            np.random.default_rng(2).normal(size=(k_len, d_head)),
+            np.random.default_rng(3).normal(size=(k_len, d_value)),
+        )
+    ],
     section="01 · Build it: attention in one function",
     make_cases=attend_cases,
     reference=attend,
@@ -372,6 +389,12 @@ def self_attention_keys_from_w_q(X, W_q, W_k, W_v):
 
 SELF_ATTENTION = Exercise(
     id="01.self_attention",
+    fresh=lambda seq_len, d_model, d_head, d_value: [
+        (
+            np.random.default_rng(1).normal(size=(seq_len, d_model)),
+            *(np.random.default_rng(n).normal(size=(d_model, n)) / 2 for n in (d_head, d_head, d_value)),
+        )
+    ],
     section="01 · Why learned, separate W_q, W_k, W_v",
     make_cases=self_attention_cases,
     reference=self_attention,

@@ -111,6 +111,9 @@ def split_without_transpose(x, num_heads):
 
 SPLIT_HEADS = Exercise(
     id="03.split_heads",
+    fresh=lambda batch, length, heads, d_head: [
+        (np.random.default_rng(1).normal(size=(batch, length, heads * d_head)), heads)
+    ],
     noun="split",
     section=_S_SPLIT,
     make_cases=split_cases,
@@ -166,6 +169,9 @@ def merge_without_transpose(x):
 
 MERGE_HEADS = Exercise(
     id="03.merge_heads",
+    fresh=lambda batch, heads, length, d_head: [
+        (np.random.default_rng(1).normal(size=(batch, heads, length, d_head)),)
+    ],
     noun="merge",
     section=_S_MERGE,
     make_cases=merge_cases,
@@ -412,6 +418,7 @@ def loop_w_o_on_left(query, key, value, W_q, W_k, W_v, W_o, num_heads):
 
 MULTI_HEAD_ATTENTION_LOOP = Exercise(
     id="03.multi_head_attention_loop",
+    constraint="one_head_slice",
     noun="per-head loop",
     section=_S_LOOP,
     make_cases=loop_cases,

@@ -302,6 +302,7 @@ def tiled_attention_unscaled(q, k, v, block):
 
 TILED_ATTENTION = Exercise(
     id="06.tiled_attention",
+    constraint="one_tile_of_scores",
     section="06 · Tiled attention, FlashAttention-style",
     make_cases=tiled_cases,
     reference=tiled_attention,
@@ -609,6 +610,7 @@ def causal_tiled_no_diagonal(q, k, v, block):
 
 CAUSAL_TILED_ATTENTION = Exercise(
     id="06.causal_tiled_attention",
+    constraint="no_future_tile",
     section="06 · Exercise 1 · Causal tiled attention",
     make_cases=causal_tiled_cases,
     reference=causal_tiled_attention,
