@@ -28,6 +28,7 @@ import zlib
 from course_utils.exercises import constraints, gradients
 from course_utils.exercises._model import Case
 from course_utils.exercises.compare import safe_str, type_name
+from course_utils.exercises.runner import course_defaults, seeded
 
 __all__ = ["run_all", "fresh_sizes", "draw_sizes", "fresh_cases", "other_mode", "FRESH_POOL", "FRESH_SEED"]
 
@@ -55,10 +56,9 @@ def fresh_cases(exercise) -> tuple:
     """``(sizes, [args tuples])`` for an exercise with ``fresh``; cached (the same on every check)."""
     if exercise.id not in _FRESH:
         sizes = draw_sizes(exercise)
-        cases = [
-            tuple(c.args) if isinstance(c, Case) else (c if isinstance(c, tuple) else (c,))
-            for c in exercise.fresh(**sizes)
-        ]
+        with course_defaults(), seeded(FRESH_SEED):  # the notebook's generators are left as they were
+            made = exercise.fresh(**sizes)
+        cases = [tuple(c.args) if isinstance(c, Case) else (c if isinstance(c, tuple) else (c,)) for c in made]
         _FRESH[exercise.id] = (sizes, cases)
     return _FRESH[exercise.id]
 

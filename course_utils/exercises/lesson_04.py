@@ -394,6 +394,14 @@ class ModuleEinsum(MyMultiHeadAttention):
 
 MULTI_HEAD_MODULE = Exercise(
     id="04.multi_head_module",
+    fresh=lambda batch, q_len, k_len, heads, d_head: [
+        (
+            attention.MultiHeadAttention(heads * d_head, heads).double().eval(),
+            torch.randn(batch, q_len, heads * d_head, dtype=torch.float64),
+            torch.randn(batch, k_len, heads * d_head, dtype=torch.float64),
+            None,
+        )
+    ],
     function="MyMultiHeadAttention",
     section="04 · Build the module",
     make_cases=module_cases,
