@@ -557,6 +557,13 @@ def strongest_key_by_column(weights, query_labels, key_labels):
 
 STRONGEST_KEY = Exercise(
     id="01.strongest_key",
+    fresh=lambda q_len, k_len: [
+        (
+            numpy_attention.softmax(3 * np.random.default_rng(1).normal(size=(q_len, k_len)), axis=-1),
+            [f"q{i}" for i in range(q_len)],
+            [f"k{j}" for j in range(k_len)],
+        )
+    ],
     section="01 · Look at the weights",
     make_cases=strongest_key_cases,
     reference=strongest_key,
@@ -598,6 +605,7 @@ def score_scale_by_d_head(d_head, variance):
 
 SCORE_SCALE = Exercise(
     id="01.score_scale",
+    fresh=lambda d_head, variance: [(d_head, variance / 3), (d_head * variance, 1.0)],  # not perfect squares
     section="01 · Exercise 1 · The right scale for any variance",
     make_cases=lambda: [(64, 1.0), (16, 4.0), (100, 0.25), (1, 9.0)],
     reference=score_scale,
