@@ -410,3 +410,96 @@ def test_a_per_head_loop_that_projects_every_head_at_once_is_refused():
 
     verdict = engine.judge(exercise, multi_head_attention_loop)
     assert verdict.status == "wrong" and "projects every head together" in verdict.detail, verdict.detail
+
+
+# ---- more of 3: lesson 07's attention under torch.no_grad(), an in-place change autograd refuses ---------------
+
+
+def test_scores_computed_under_no_grad_are_named_with_the_parameters_that_receive_none():
+    from course_utils.exercises import lesson_07
+
+    class MyAdditiveAttention(lesson_07.MyAdditiveAttention):
+        def forward(self, s, keys, key_mask, projected_keys):
+            with torch.no_grad():  # "the scores are only used to pick weights"
+                query_part = self.query_proj(s)
+                scores = self.score_proj(torch.tanh(query_part[:, None, :] + projected_keys)).squeeze(-1)
+            weights = torch.softmax(scores.masked_fill(~key_mask, float("-inf")), dim=-1)
+            return (weights[:, None, :] @ keys).squeeze(1), weights
+
+    verdict = engine.judge(lesson_07.MY_ADDITIVE_ATTENTION, MyAdditiveAttention)
+    assert verdict.status == "wrong" and "cuts the gradient" in verdict.detail, verdict.detail
+    assert "`query_proj.weight`" in verdict.detail and "`score_proj.weight`" in verdict.detail
+
+
+def test_an_in_place_change_autograd_refuses_is_named():
+    from course_utils.exercises import lesson_07
+
+    class MyAdditiveAttention(lesson_07.MyAdditiveAttention):
+        def forward(self, s, keys, key_mask, projected_keys):
+            hidden = torch.tanh(self.query_proj(s)[:, None, :] + projected_keys)
+            scores = self.score_proj(hidden).squeeze(-1)
+            scores = scores.masked_fill(~key_mask, float("-inf"))
+            weights = torch.softmax(scores, dim=-1)
+            context = (weights[:, None, :] @ keys).squeeze(1)
+            weights.mul_(1.0)  # in place on softmax's output, which its backward needs
+            return context, weights
+
+    verdict = engine.judge(lesson_07.MY_ADDITIVE_ATTENTION, MyAdditiveAttention)
+    assert verdict.status == "wrong" and "in-place change" in verdict.detail, verdict.detail
+
+
+# ---- more of 5: every fresh field, and a floored square root --------------------------------------------------
+
+
+def test_every_exercise_with_fresh_sizes_draws_distinct_sizes_and_its_reference_runs_on_them():
+    from course_utils import exercises
+    from course_utils.exercises.runner import course_defaults
+
+    with_fresh = [e for e in exercises.EXERCISES.values() if e.fresh is not None]
+    assert len(with_fresh) >= 20
+    lessons = {e.lesson for e in with_fresh}
+    assert {"00", "01", "02", "03", "04", "06"} <= lessons
+    for exercise in with_fresh:
+        sizes, cases = extra_checks.fresh_cases(exercise)
+        values = list(sizes.values())
+        assert len(set(values)) == len(values) and not {2, 4} & set(values), (exercise.id, sizes)
+        with course_defaults():
+            for args in cases:
+                engine.call(exercise, exercise.reference, args, as_given=True)
+
+
+def test_a_floored_square_root_passes_the_fixed_cases_and_fails_at_fresh_sizes():
+    from course_utils.exercises import lesson_01
+
+    def score_scale(d_head, variance):
+        return float(math.isqrt(d_head) * variance)  # right for 64, 16, 100 and 1: perfect squares
+
+    verdict = engine.judge(lesson_01.SCORE_SCALE, score_scale)
+    assert verdict.status == "wrong" and "at fresh sizes (d_head=" in verdict.detail, verdict.detail
+
+
+# ---- more of 7: the cell's number under IPython ------------------------------------------------------------------
+
+
+def test_the_crash_site_names_the_cell_by_its_execution_count(monkeypatch):
+    import types
+
+    from course_utils.exercises import crash_site
+
+    shell = types.SimpleNamespace(compile=types.SimpleNamespace(_filename_map={"/tmp/ipykernel_1/123.py": 12}))
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: shell
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert crash_site.cell_number("/tmp/ipykernel_1/123.py") == 12
+
+    namespace: dict = {}
+    exec(compile("def softmax(x):\n    return x.nope()\n", "/tmp/ipykernel_1/123.py", "exec"), namespace)
+
+    def attend(x):
+        return namespace["softmax"](x)
+
+    try:
+        attend(np.ones(2))
+    except AttributeError as exc:
+        words = crash_site.crash_words(exc, attend, {attend.__code__}, {"/tmp/ipykernel_1/123.py": "softmax_along"})
+    assert words.startswith(" (in `softmax`, defined in the cell of softmax_along (In [12]), its line 2"), words
