@@ -789,6 +789,9 @@ def _judge(exercise, answer, time_limit_s, interrupted) -> Verdict:
             prepared.cases,
             _extra_runner(exercise, answer, limit, interrupted),
             lambda expected, got: _judged(exercise, expected, got),
+            lambda path: touches.path_words(
+                path, _case_names(exercise, len(prepared.cases[0])), answer, exercise.driver is not None
+            ),
         )
         if further is not None:
             return Verdict("wrong", f"{name}: {further}")

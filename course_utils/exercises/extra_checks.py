@@ -150,12 +150,15 @@ def other_mode(exercise, answer, cases, run, problem) -> str | None:
     return None
 
 
-def run_all(exercise, answer, cases, run, problem) -> str | None:
-    """The first thing that breaks after the fixed ``cases`` passed (fresh sizes, mode, gradient, constraint), or None."""
+def run_all(exercise, answer, cases, run, problem, say_input=None) -> str | None:
+    """The first thing that breaks after the fixed ``cases`` passed (fresh sizes, mode, gradient, constraint), or None.
+
+    ``say_input(path)`` names an input of a case (argument index, index inside it) as the answer calls it.
+    """
     for part in (
         lambda: fresh_sizes(exercise, answer, run, problem),
         lambda: other_mode(exercise, answer, cases, run, problem),
-        lambda: gradients.gradient_problem(exercise, answer, cases, run),
+        lambda: gradients.gradient_problem(exercise, answer, cases, run, say_input),
         lambda: constraints.constraint_problem(exercise, answer, cases, run),
     ):
         found = part()

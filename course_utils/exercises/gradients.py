@@ -132,11 +132,14 @@ def _named_tensors(args, tops) -> list:
     for k, module in enumerate(built):
         prefix = "" if k == 0 else f"module {k + 1}: "
         named += [(f"{prefix}{name}", p) for name, p in module.named_parameters()]
-    named += [("input " + "".join(f"[{i}]" for i in path), t) for path, t in _input_leaves(args)]
+    named += [(("input", *path), t) for path, t in _input_leaves(args)]
     return named
 
 
-def _shown(key: str) -> str:
+def _shown(key, say_input) -> str:
+    """How a message names a parameter (``gru.weight_ih``) or an input (``memory``, by the answer's own name)."""
+    if isinstance(key, tuple):
+        return say_input(key[1:])
     return key.split(".", 1)[1] if key.startswith("arg") and "." in key and key[3 : key.index(".")].isdigit() else key
 
 
@@ -156,7 +159,7 @@ def _listed(names) -> str:
     return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
-def _one_case(exercise, answer, args, seed, run) -> str | None:
+def _one_case(exercise, answer, args, seed, run, say_input) -> str | None:
     torch = sys.modules["torch"]
     status, out, ref_args, ref_tops = _traced(run, exercise.reference, args, seed, False)
     if status != "ok":
@@ -194,9 +197,9 @@ def _one_case(exercise, answer, args, seed, run) -> str | None:
             continue  # (nearly) no gradient in the course's part either: a key bias under a softmax
         mine = got.get(name)
         if mine is None or _largest(mine) == 0.0:
-            (inputs_missing if name.startswith("input ") else missing).append(_shown(name))
+            (inputs_missing if isinstance(name, tuple) else missing).append(_shown(name, say_input))
         elif _differs(grad, mine, floor):
-            different.append(_shown(name))
+            different.append(_shown(name, say_input))
     if inputs_missing and different and not missing:
         # another route to the same values (a projection recomputed instead of read from an input): the
         # parameters then collect what the input did; a cut gradient leaves something with none instead
@@ -216,8 +219,13 @@ def _one_case(exercise, answer, args, seed, run) -> str | None:
     return None
 
 
-def gradient_problem(exercise, answer, cases, run) -> str | None:
-    """None, or the sentence naming what receives no (or another) gradient, for an exercise whose result needs one."""
+def gradient_problem(exercise, answer, cases, run, say_input=None) -> str | None:
+    """None, or the sentence naming what receives no (or another) gradient, for an exercise whose result needs one.
+
+    ``say_input(path)`` names an input of the case by its path (argument index, index inside it), as the answer
+    calls it; by default ``input [2][1]``.
+    """
+    say_input = say_input or (lambda path: "input " + "".join(f"[{i}]" for i in path))
     torch = sys.modules.get("torch")
     if torch is None:
         return None
@@ -228,7 +236,7 @@ def gradient_problem(exercise, answer, cases, run) -> str | None:
         if not _holds_torch(args):
             continue  # a NumPy case: no graph to go backward through
         try:
-            found = _one_case(exercise, answer, args, i, run)
+            found = _one_case(exercise, answer, args, i, run, say_input)
         except (RuntimeError, TypeError, ValueError):
             found = None  # the course's own part does not go backward on this case: nothing to compare
         tried += 1
