@@ -630,6 +630,7 @@ def flops_heads_multiply(batch, q_len, k_len, d_model, num_heads):
 
 ATTENTION_FLOPS = Exercise(
     id="03.attention_flops",
+    fresh=lambda batch, q_len, k_len, heads, d_head: [(batch, q_len, k_len, heads * d_head, heads)],
     noun="FLOP count",
     section=_S_COST,
     make_cases=lambda: [
