@@ -517,3 +517,14 @@ def test_cross_attention_on_detached_memory_names_memory():
 
     verdict = engine.judge(exercise, DecoderLayer)
     assert verdict.status == "wrong" and "cuts the gradient: `memory` receives none" in verdict.detail, verdict.detail
+
+
+def test_a_notebook_with_grad_switched_off_does_not_make_a_right_module_look_cut():
+    exercise, base = _module_variant()
+    previous = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)  # a notebook cell that left grad off
+    try:
+        verdict = engine.judge(exercise, base)
+    finally:
+        torch.set_grad_enabled(previous)
+    assert verdict.status == "passed", verdict.detail

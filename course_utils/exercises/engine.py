@@ -943,6 +943,7 @@ def _extra_runner(exercise, answer, limit, interrupted):
     """``run(answer_or_reference, args, seed)`` for the checks after the cases: the same limits and protections."""
     forbidden_codes = _forbidden_codes(exercise)
     opaque = handed_back_codes(exercise)
+    last_resort = _last_resort(exercise, limit) if limit and limit > 0 else None
 
     def run(fn, args, seed, *, fn_is_answer=True, copies=None):
         if not fn_is_answer:
@@ -952,7 +953,7 @@ def _extra_runner(exercise, answer, limit, interrupted):
         probe = Probe(fn, recorder)
         try:
             with notebook_state_kept(), seeded(seed), np.errstate(all="ignore"), recorder:
-                with time_limit(limit, _stuck_message(exercise, limit), None):
+                with time_limit(limit, _stuck_message(exercise, limit), last_resort):
                     got = call(exercise, probe, args, copies=copies)
         except TimedOut:
             return ("timed_out", None)

@@ -88,7 +88,8 @@ def _traced_quietly(run, fn, args, seed, is_answer, torch):
     handle = torch.nn.modules.module.register_module_forward_pre_hook(lambda module, inputs: seen.append(module))
     copies: list = []
     try:
-        status, out = run(fn, args, seed, fn_is_answer=is_answer, copies=copies)
+        with torch.enable_grad():  # a notebook that switched grad off does not make the answer look cut
+            status, out = run(fn, args, seed, fn_is_answer=is_answer, copies=copies)
     finally:
         handle.remove()
     unique = list({id(m): m for m in seen}.values())
