@@ -244,6 +244,13 @@ def masked_softmax_clamped(scores, mask):
 
 MASKED_SOFTMAX = Exercise(
     id="02.masked_softmax",
+    fresh=lambda batch, heads, q_len, k_len: [
+        (
+            torch.randn(batch, heads, q_len, k_len, dtype=torch.float64),
+            masks.make_padding_mask(torch.tensor([(3 * i) % (k_len + 1) for i in range(batch)]), k_len)[:, None, None],
+            torch.randn(batch, heads, q_len, k_len, dtype=torch.float64),
+        )
+    ],
     section="02 · A masked softmax that gives zeros",
     make_cases=masked_softmax_cases,
     reference=masked_softmax,
@@ -385,6 +392,15 @@ def attention_with_fill(query, key, value, mask, fill):
 
 MASKED_ATTENTION = Exercise(
     id="02.masked_attention",
+    fresh=lambda batch, q_len, k_len, d_head, d_value: [
+        (
+            torch.randn(batch, 1, q_len, d_head, dtype=torch.float64),
+            torch.randn(batch, 1, k_len, d_head, dtype=torch.float64),
+            torch.randn(batch, 1, k_len, d_value, dtype=torch.float64),
+            masks.make_padding_mask(torch.tensor([(3 * i) % (k_len + 1) for i in range(batch)]), k_len)[:, None, None],
+            torch.randn(batch, 1, q_len, d_value, dtype=torch.float64),
+        )
+    ],
     section="02 · Masked attention",
     make_cases=masked_attention_cases,
     reference=masked_attention,

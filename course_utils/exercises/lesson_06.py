@@ -87,6 +87,7 @@ def online_update_rescale_inverted(m, l, block):
 
 ONLINE_UPDATE = Exercise(
     id="06.online_update",
+    fresh=lambda length, block: [(np.random.default_rng(1).normal(size=length) * 300, block)],
     section="06 · Online softmax: one pass, running max and running sum",
     make_cases=online_cases,
     reference=online_update,
@@ -217,6 +218,14 @@ def flash_step_normalised_per_tile(m, l, acc, scores, v_tile):
 
 FLASH_STEP = Exercise(
     id="06.flash_step",
+    fresh=lambda q_len, k_len, d_head, d_value, block: [
+        (
+            np.random.default_rng(1).normal(size=(q_len, d_head)),
+            np.random.default_rng(2).normal(size=(k_len, d_head)),
+            np.random.default_rng(3).normal(size=(k_len, d_value)),
+            block,
+        )
+    ],
     section="06 · Tiled attention, FlashAttention-style",
     make_cases=flash_cases,
     reference=flash_step,
@@ -446,6 +455,14 @@ def kv_cache_not_returned(x_t, k_cache, v_cache, w_q, w_k, w_v):
 
 KV_CACHE_STEP = Exercise(
     id="06.kv_cache_step",
+    fresh=lambda seq_len, d_model, d_head, d_value: [
+        (
+            np.random.default_rng(1).normal(size=(seq_len, d_model)),
+            np.random.default_rng(2).normal(size=(d_model, d_head)),
+            np.random.default_rng(3).normal(size=(d_model, d_head)),
+            np.random.default_rng(4).normal(size=(d_model, d_value)),
+        )
+    ],
     section="06 · Decoding one token at a time: the KV cache",
     make_cases=kv_cases,
     reference=kv_cache_step,
