@@ -528,3 +528,15 @@ def test_a_notebook_with_grad_switched_off_does_not_make_a_right_module_look_cut
     finally:
         torch.set_grad_enabled(previous)
     assert verdict.status == "passed", verdict.detail
+
+
+def test_a_tiled_pass_that_broadcasts_the_whole_score_matrix_is_refused_by_its_memory():
+    from course_utils.exercises import lesson_06
+
+    def tiled_attention(q, k, v, block):
+        scores = (q[:, None, :] * k[None, :, :]).sum(-1) / math.sqrt(q.shape[1])  # no @: a broadcast product
+        return _softmax(scores, -1) @ v
+
+    verdict = engine.judge(lesson_06.TILED_ATTENTION, tiled_attention)
+    assert verdict.status == "wrong" and "KiB at once" in verdict.detail, verdict.detail
+    assert engine.judge(lesson_06.TILED_ATTENTION, lesson_06.tiled_attention_lists).status == "passed"

@@ -5,20 +5,24 @@ Some exercises say *how* to compute, not only what: 06's tiled pass never holds 
 the weights at a time (it never projects every head at once and splits). An answer that computes the right values the other
 way passes every value check; here the way is measured, by handing the answer arrays that log every product
 they take part in (``@``, ``np.matmul``, ``np.einsum``, ``np.dot``, ``np.tensordot``, ``np.inner``), their
-views and copies included, and refused by name.
+views and copies included, and refused by name. The tiled pass is also measured by memory (``tracemalloc``'s
+peak, NumPy's arrays included) on one larger case, so a score matrix built by broadcasting shows too.
 
 An exercise declares its constraint as data, ``Exercise(constraint="one_tile_of_scores")``; the words are
 :data:`course_utils.exercises._model.CONSTRAINT_WORDS`. What is not a product (a broadcast ``*`` then
-``.sum()``, or ``np.asarray`` of the input, which drops the log) is not measured.
+``.sum()``, or ``np.asarray`` of the input, which drops the log) is not counted as scores; for the tiled pass the
+memory measure still sees it.
 
 Introduced in notebooks/06_efficient_attention.ipynb (the tiled exercises) and 03 (the per-head loop).
 """
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 
-__all__ = ["Logged", "constraint_problem", "logged_args", "products"]
+__all__ = ["Logged", "constraint_problem", "logged_args", "products", "peak_bytes", "MEMORY_CASE"]
 
 _PRODUCTS = (np.einsum, np.dot, np.tensordot, np.inner, np.matmul, np.vdot)
 
@@ -102,6 +106,48 @@ def _one_tile(exercise, answer, args, seed, run) -> str | None:
     return None
 
 
+MEMORY_CASE = (256, 4, 3, 16)
+"""``(seq_len, d_head, d_value, block)`` of the case whose memory a tiled pass is measured on (scores: 512 KiB)."""
+
+
+def peak_bytes(run, fn, args, seed, is_answer) -> int | None:
+    """The most memory (bytes, NumPy's arrays included) held at once while ``fn`` ran on ``args``; None if it failed."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        status, _ = run(fn, args, seed, fn_is_answer=is_answer)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if started:
+            tracemalloc.stop()
+    return peak if status == "ok" else None
+
+
+def _memory_case():
+    n, d_head, d_value, block = MEMORY_CASE
+    rng = np.random.default_rng(0)
+    return (rng.normal(size=(n, d_head)), rng.normal(size=(n, d_head)), rng.normal(size=(n, d_value)), block)
+
+
+def _one_tile_of_memory(exercise, answer, run) -> str | None:
+    """The same constraint measured as memory on one larger case: a broadcast product that is no ``@`` shows too."""
+    args = _memory_case()
+    course = peak_bytes(run, exercise.reference, args, 0, False)
+    yours = peak_bytes(run, answer, args, 0, True)
+    n, block = args[0].shape[0], args[3]
+    allowance = n * n * 8 // 2  # half of the full score matrix in float64
+    if course is None or yours is None or yours <= course + allowance:
+        return None
+    return (
+        f"with {n} queries and keys in tiles of {block}, your tiled pass holds {yours // 1024} KiB at once where the "
+        f"course's holds {course // 1024} KiB: it builds something the size of the whole score matrix "
+        f"({n * n * 8 // 1024} KiB). Compute one tile of scores per key block, fold it in, move on"
+    )
+
+
 def _no_future_tile(exercise, answer, args, seed, run) -> str | None:
     counted = []
     for fn, is_answer in ((exercise.reference, False), (answer, True)):
@@ -154,4 +200,8 @@ def constraint_problem(exercise, answer, cases, run) -> str | None:
         found = check(exercise, answer, args, i, run)
         if found:
             return f"on case {i + 1}, {found}."
+    if word == "one_tile_of_scores":
+        found = _one_tile_of_memory(exercise, answer, run)
+        if found:
+            return f"{found}."
     return None
