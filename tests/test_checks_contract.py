@@ -540,3 +540,18 @@ def test_a_tiled_pass_that_broadcasts_the_whole_score_matrix_is_refused_by_its_m
     verdict = engine.judge(lesson_06.TILED_ATTENTION, tiled_attention)
     assert verdict.status == "wrong" and "KiB at once" in verdict.detail, verdict.detail
     assert engine.judge(lesson_06.TILED_ATTENTION, lesson_06.tiled_attention_lists).status == "passed"
+
+
+def test_an_answer_that_rebinds_the_engines_own_guards_is_still_refused(capsys):
+    originals = engine._problem, engine._tampered, integrity.replaced
+
+    def softmax_along(x, axis=-1):
+        engine._problem = lambda *a, **k: None  # every value "right"
+        engine._tampered = lambda *a, **k: None  # and nothing "replaced"
+        integrity.replaced = list
+        return np.zeros(np.shape(x))
+
+    checks.check(SOFTMAX, softmax_along)
+    out = _line(capsys)
+    assert (engine._problem, engine._tampered, integrity.replaced) == originals  # put back
+    assert out.startswith("❌") and "replaced" in out and "engine._problem" in out, out

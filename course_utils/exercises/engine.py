@@ -696,7 +696,9 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
             integrity.replaced()  # whatever the verdict, the notebook keeps the real functions
 
 
-def _judge(exercise, answer, time_limit_s, interrupted) -> Verdict:
+def _judge(exercise, answer, time_limit_s, interrupted, _restore=integrity.replaced) -> Verdict:
+    # _restore is bound when the engine loads: an answer that rebinds a module's names cannot reach it, and
+    # calling it first after each run puts back every watched name (this module's included) before any is read
     name = exercise.title
     limit = time_limit_s if time_limit_s is not None else (exercise.time_limit or DEFAULT_TIME_LIMIT_S)
     hint_call = f'checks.hint("{exercise.id}")'
@@ -736,6 +738,7 @@ def _judge(exercise, answer, time_limit_s, interrupted) -> Verdict:
         except AnswerRefused as exc:
             return Verdict("wrong", f"{name}: on {_case(exercise, i, n)}: {safe_str(exc, 300)}")
         except BaseException as exc:  # sys.exit(), a KeyboardInterrupt the answer raises: a crash too
+            _restore()  # what it rebound before raising is put back before anything is read
             if integrity.is_real_interrupt(exc, interrupted):
                 raise
             if (
@@ -756,7 +759,8 @@ def _judge(exercise, answer, time_limit_s, interrupted) -> Verdict:
             return _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note)
         if recorder.called:
             return _forbidden(exercise, recorder.called[0])
-        tampered = _tampered(exercise, recorder)
+        swapped = _restore()  # first: the names read below are the engine's own again
+        tampered = _tampered(exercise, recorder, swapped)
         if tampered is not None:
             return tampered
         got = integrity.plain(got)  # judged as its plain data, never by its own __eq__
@@ -910,9 +914,8 @@ def _judged(exercise, expected, got) -> str | None:
     return problem or contract.breach(expected, got, declared=exercise.returns, names=exercise.output_names)
 
 
-def _tampered(exercise, recorder) -> Verdict | None:
+def _tampered(exercise, recorder, swapped) -> Verdict | None:
     """A refusal when the answer replaced a function the check compares with, or switched off its watcher."""
-    swapped = integrity.replaced()
     if swapped:
         shown = ", ".join(f"`{s}`" for s in swapped[:3]) + (f" and {len(swapped) - 3} more" if len(swapped) > 3 else "")
         return Verdict(
@@ -944,6 +947,7 @@ def _extra_runner(exercise, answer, limit, interrupted):
     forbidden_codes = _forbidden_codes(exercise)
     opaque = handed_back_codes(exercise)
     last_resort = _last_resort(exercise, limit) if limit and limit > 0 else None
+    restore = _restore_at_load
 
     def run(fn, args, seed, *, fn_is_answer=True, copies=None):
         if not fn_is_answer:
@@ -963,12 +967,15 @@ def _extra_runner(exercise, answer, limit, interrupted):
             if integrity.is_real_interrupt(exc, interrupted):
                 raise
             return ("raised", exc)
-        if integrity.replaced() or recorder.switched_off:
+        if restore() or recorder.switched_off:
             return ("tampered", None)
         return ("ok", integrity.plain(got))
 
     return run
 
 
-integrity.watch(comparer)
-integrity.watch(sys.modules[__name__])
+_restore_at_load = integrity.replaced
+for _module in (comparer, contract, crash_site, extra_checks, integrity, touches, sys.modules[__name__]):
+    integrity.watch(_module)
+for _name in ("runner", "gradients", "constraints"):
+    integrity.watch(sys.modules[f"course_utils.exercises.{_name}"])
