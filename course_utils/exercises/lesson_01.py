@@ -498,6 +498,10 @@ def equivariance_exact_equality(fn, X, perm):
 
 IS_PERMUTATION_EQUIVARIANT = Exercise(
     id="01.is_permutation_equivariant",
+    fresh=lambda seq_len, d_model: [
+        (fn, np.random.default_rng(1).standard_normal((seq_len, d_model)), np.roll(np.arange(seq_len), 1))
+        for fn in (attention_without_positions, running_sum, attention_with_positions, centred, sorted_rows)
+    ],
     section="01 · Does attention see the order?",
     make_cases=equivariance_cases,
     reference=is_permutation_equivariant,
