@@ -177,7 +177,9 @@ def test_crash_in_a_helper_of_another_cell_names_that_cells_line(capsys):
         linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
         exec(compile(source, name, "exec"), namespace)
     out = run(namespace["dot_scores"], capsys)
-    assert "(your line 2: `return numpy_attention.softmax(scores, axis=3)`, inside " in out
+    # the crash is in another of the student's functions: named by that function, not as "your line 2"
+    assert "(in `normalise`, its line 2: `return numpy_attention.softmax(scores, axis=3)`, inside " in out
+    assert "your line" not in out
 
 
 def test_messages_are_never_cut_mid_word():
@@ -443,13 +445,20 @@ def test_sys_exit_builtins_and_generators_are_answers_too(capsys):
     assert "but got a generator" in run(generator, capsys)
 
 
-def test_mutating_the_input_cannot_spoil_later_cases(capsys):
+def test_mutating_the_input_is_named_and_cannot_spoil_later_cases(capsys):
+    from course_utils.exercises import engine
+
     def dot_scores(q, k):
         result = q @ k.T
         q[:] = 0
         return result
 
-    assert run(dot_scores, capsys).startswith("✅")
+    case = engine.prepare(exercises.get("00.dot_scores")).cases[0]
+    before = [a.copy() for a in case]
+    out = run(dot_scores, capsys)
+    # the lesson's own q would be zeros now: refused by the argument's name (issue 26), on a copy of the case
+    assert out.startswith("❌") and "changed its argument `q` in place" in out
+    assert all(np.array_equal(a, b) for a, b in zip(case, before, strict=True))
 
 
 def test_strict_raises_assertion_error_only(capsys):

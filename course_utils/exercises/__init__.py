@@ -13,6 +13,12 @@ Lessons never import this package: they call :mod:`course_utils.checks`. The map
 - ``patches.py``: how the course's primitives behave under a misconception.
 - ``engine.py`` (the verdict), ``runner.py`` (time limit, state, what an answer called), ``compare.py``,
   ``predictions.py``, ``hints.py``, ``log.py`` (the check log and its sinks).
+- What an answer is and does besides its values, each called from ``engine.judge``: ``contract.py`` (the return
+  contract, read off the reference's result), ``touches.py`` (inputs and parameters changed in place),
+  ``integrity.py`` (the functions the check compares with, the profiler, plain copies of results, the kernel's
+  interrupt), ``crash_site.py`` (which of the student's functions crashed, and its cell), ``extra_checks.py``
+  (after the fixed cases: fresh sizes, the other mode), ``gradients.py`` (one backward step against the course's),
+  ``constraints.py`` (the exercise's own stated constraint, measured).
 - ``cases.py``: tools for lesson authors (distinct sizes, large scores, padding, counting drivers).
 - ``audit.py``: ``python -m course_utils.exercises.audit [--markdown]``, the per-exercise checker audit.
 

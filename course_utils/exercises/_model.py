@@ -24,6 +24,8 @@ __all__ = [
     "AnswerRefused",
     "MAX_PREDICTION_RTOL",
     "PREDICTION_KINDS",
+    "RETURNS_WORDS",
+    "CONSTRAINT_WORDS",
 ]
 
 _ID = re.compile(r"^\d\d\.[A-Za-z_]\w*$")
@@ -92,6 +94,28 @@ class Misconception:
     patch: object = None
 
 
+CONSTRAINT_WORDS = ("one_tile_of_scores", "no_future_tile", "one_head_slice")
+"""What ``Exercise.constraint`` may say."""
+
+RETURNS_WORDS = ("inferred", "any", "number", "array_like")
+"""What ``Exercise.returns`` (or one item of a tuple of them) may say."""
+
+
+def _check_returns(exercise_id: str, returns) -> None:
+    if returns is None:
+        return
+    for item in returns if isinstance(returns, tuple) else (returns,):
+        if isinstance(item, tuple):
+            _check_returns(exercise_id, item)
+        elif not isinstance(item, str):
+            raise TypeError(
+                f"{exercise_id}: returns must be one of {', '.join(RETURNS_WORDS)} or a tuple of them but has "
+                f"{type(item).__name__} {item!r}"
+            )
+        elif item not in RETURNS_WORDS:
+            raise ValueError(f"{exercise_id}: returns must be one of {', '.join(RETURNS_WORDS)} but has {item!r}")
+
+
 @dataclass(frozen=True)
 class Exercise:
     """One exercise of a lesson: its cases, the course's answer, what counts as right and as a known mistake.
@@ -148,6 +172,22 @@ class Exercise:
     noun : str
         How :func:`course_utils.checks.report` names the region in a sentence ("additive attention",
         "decoder step"); defaults to ``function`` with underscores as spaces and a leading ``my`` dropped.
+    returns : str, tuple or None
+        What the answer may return when several types are right (rare): None (the default) infers the
+        promise from the reference's own result on each case (type, dtype, device, a tuple's items);
+        ``"any"``, ``"number"`` (any real number or a one-element array), ``"array_like"`` (an array of any
+        dtype, or lists of numbers), or a tuple of these for the items of a tuple result (``"inferred"``
+        keeps the inferred promise for one item). See :mod:`course_utils.exercises.contract`.
+    fresh : callable or None
+        ``fresh(**sizes) -> list of cases`` at sizes the check draws itself (one int per parameter, distinct,
+        never 2 or 4, reproducible from the exercise id), so an answer right only on the fixed cases' sizes
+        fails; a failing fresh case is reported by its sizes.
+    constraint : str or None
+        The way the lesson says the answer must compute, measured and enforced (a word of
+        :data:`CONSTRAINT_WORDS`): ``"one_tile_of_scores"`` (a tiled pass ``(q, k, v, block)`` never forms more
+        than one block × block tile of scores), ``"no_future_tile"`` (a causal tiled pass computes no more
+        scores than the course's), ``"one_head_slice"`` (a per-head loop multiplies by one head's slice of the
+        weights at a time). See :mod:`course_utils.exercises.constraints`.
 
     Introduced in notebooks/00_start_here.ipynb.
     """
@@ -171,6 +211,9 @@ class Exercise:
     time_limit: float | None = None
     misconceptions: tuple = ()
     noun: str = ""
+    returns: object = None
+    fresh: Callable | None = None
+    constraint: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.id, str) or not _ID.match(self.id):
@@ -190,6 +233,13 @@ class Exercise:
             if words[0] == "my" and len(words) > 1:
                 words = words[1:]
             object.__setattr__(self, "noun", " ".join(words))
+        _check_returns(self.id, self.returns)
+        if self.constraint is not None and self.constraint not in CONSTRAINT_WORDS:
+            raise ValueError(
+                f"{self.id}: constraint must be one of {', '.join(CONSTRAINT_WORDS)} but is {self.constraint!r}"
+            )
+        if self.fresh is not None and not callable(self.fresh):
+            raise TypeError(f"{self.id}: fresh must be a function sizes -> cases but is {type(self.fresh).__name__}")
         object.__setattr__(self, "variants", tuple(self.variants))
         object.__setattr__(self, "hints", tuple(self.hints))
         object.__setattr__(self, "buggy", dict(self.buggy))

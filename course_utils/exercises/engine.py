@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from course_utils.exercises import compare as comparer
+from course_utils.exercises import contract, crash_site, extra_checks, integrity, patches, touches
 from course_utils.exercises import log as check_log
 from course_utils.exercises import misconceptions as catalogue
-from course_utils.exercises import patches
 from course_utils.exercises._model import AnswerRefused, Case
 from course_utils.exercises.cases import state_dict_problem
 from course_utils.exercises.compare import compare, describe, is_array, safe_str, shorten, type_name
@@ -55,7 +56,6 @@ from course_utils.exercises.runner import (
     raises_only_not_implemented,
     seeded,
     stub_methods,
-    student_line,
     time_limit,
 )
 
@@ -178,12 +178,15 @@ def as_in_a_fresh_kernel():
 # ---------------------------------------------------------------------------------------------
 
 
-def call(exercise, answer, args, *, as_given: bool = False):
+def call(exercise, answer, args, *, as_given: bool = False, copies: list | None = None):
     """Run ``answer`` on one case (through the exercise's driver), on a fresh copy of the case.
 
-    With ``as_given`` the modules of the copy are marked as handed in (patches do not act inside them).
+    With ``as_given`` the modules of the copy are marked as handed in (patches do not act inside them);
+    ``copies`` (a list) receives the copy, to see afterwards what the answer changed in place.
     """
     args = copy.deepcopy(args)  # an answer that modifies its input cannot spoil the next one
+    if copies is not None:
+        copies.append(args)
     with patches.given_suspended(args if as_given else ()):
         if exercise.driver is not None:
             return exercise.driver(answer, *args)
@@ -676,7 +679,26 @@ def _last_resort(exercise, limit):
 
 
 def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
-    """Run ``answer`` on every case of ``exercise``; return the :class:`Verdict`. Never raises for a bad answer."""
+    """Run ``answer`` on every case of ``exercise``; return the :class:`Verdict`. Never raises for a bad answer.
+
+    A ``BaseException`` the answer raises (``SystemExit``, ``KeyboardInterrupt``) is a crash; the kernel's own
+    interrupt (■) still stops the check. What the answer replaced among the functions the check compares with
+    is put back (:mod:`course_utils.exercises.integrity`).
+    """
+    integrity.watch_torch()
+    checks_module = sys.modules.get("course_utils.checks")
+    if checks_module is not None:
+        integrity.watch(checks_module)
+    with integrity.interrupts() as interrupted:
+        try:
+            return _judge(exercise, answer, time_limit_s, interrupted)
+        finally:
+            integrity.replaced()  # whatever the verdict, the notebook keeps the real functions
+
+
+def _judge(exercise, answer, time_limit_s, interrupted, _restore=integrity.replaced) -> Verdict:
+    # _restore is bound when the engine loads: an answer that rebinds a module's names cannot reach it, and
+    # calling it first after each run puts back every watched name (this module's included) before any is read
     name = exercise.title
     limit = time_limit_s if time_limit_s is not None else (exercise.time_limit or DEFAULT_TIME_LIMIT_S)
     hint_call = f'checks.hint("{exercise.id}")'
@@ -700,15 +722,25 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
         recorder = HelperRecorder(forbidden_codes, opaque=opaque)
         probe = Probe(answer, recorder)
         state = None
+        copies: list = []
         try:
-            with notebook_state_kept(), seeded(i), np.errstate(all="ignore"), recorder:
+            with (
+                notebook_state_kept(),
+                seeded(i),
+                np.errstate(all="ignore"),
+                recorder,
+                touches.forward_watch() as moved,
+            ):
                 with time_limit(limit, _stuck_message(exercise, limit), last_resort) as state:
-                    got = call(exercise, probe, args)
+                    got = call(exercise, probe, args, copies=copies)
         except TimedOut:
             return Verdict("timed_out", _timed_out(exercise, i, n, limit, state))
         except AnswerRefused as exc:
             return Verdict("wrong", f"{name}: on {_case(exercise, i, n)}: {safe_str(exc, 300)}")
-        except (Exception, SystemExit) as exc:  # sys.exit() in an answer is a crash too
+        except BaseException as exc:  # sys.exit(), a KeyboardInterrupt the answer raises: a crash too
+            _restore()  # what it rebound before raising is put back before anything is read
+            if integrity.is_real_interrupt(exc, interrupted):
+                raise
             if (
                 i == 0
                 and raises_only_not_implemented(getattr(answer, "__init__", answer), exc)
@@ -727,6 +759,11 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
             return _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note)
         if recorder.called:
             return _forbidden(exercise, recorder.called[0])
+        swapped = _restore()  # first: the names read below are the engine's own again
+        tampered = _tampered(exercise, recorder, swapped)
+        if tampered is not None:
+            return tampered
+        got = integrity.plain(got)  # judged as its plain data, never by its own __eq__
         if state is not None and state.elapsed > state.seconds:  # it caught the stop, or outran it, and returned
             return Verdict("timed_out", _timed_out(exercise, i, n, limit, state))
         if got is None or probe.returned_none:
@@ -734,6 +771,10 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
         results.append(("ok", got))
         with course_defaults():
             problem = _problem(exercise, prepared.expected[i], got, reveal=exercise.reveal)
+            if problem is None:
+                problem = _contract_or_touch(exercise, prepared, i, got, copies, answer) or touches.forward_problem(
+                    moved
+                )
             if problem is None and delegated is None:
                 delegated = _delegated_to(exercise, recorder, probe, prepared.expected[i])
         if problem and first_wrong is None:
@@ -746,6 +787,18 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
                 "this exercise asks you to write. Write it without that helper.",
                 helper=delegated,
             )
+        further = extra_checks.run_all(
+            exercise,
+            answer,
+            prepared.cases,
+            _extra_runner(exercise, answer, limit, interrupted),
+            lambda expected, got: _judged(exercise, expected, got),
+            lambda path: touches.path_words(
+                path, _case_names(exercise, len(prepared.cases[0])), answer, exercise.driver is not None
+            ),
+        )
+        if further is not None:
+            return Verdict("wrong", f"{name}: {further}")
         return Verdict("passed", f"{name}: all {n} cases passed.")
     i, problem = first_wrong
     with course_defaults():
@@ -773,7 +826,12 @@ def _returned_none(exercise, i, n, stubs_note) -> Verdict:
 
 
 def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verdict:
-    where = student_line(exc, answer if not inspect.isclass(answer) else getattr(answer, "__init__", answer))
+    where = crash_site.crash_words(
+        exc,
+        answer if not inspect.isclass(answer) else getattr(answer, "__init__", answer),
+        own_codes(answer),
+        _cells_by_file(),
+    )
     if isinstance(exc, NotImplementedError) and where:
         detail = (
             f"{exercise.title}: {_case(exercise, i, n)} still reaches a `raise NotImplementedError`{where}; remove it."
@@ -812,3 +870,112 @@ def _timed_out(exercise, i, n, limit, state) -> str:
         f"{exercise.title}: {where} ran for more than {limit:g} s and was stopped; look for a loop that never ends "
         "(the kernel is fine)."
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# what an answer is and does besides its values (contract, in-place changes, tampering, more runs)
+# ---------------------------------------------------------------------------------------------
+
+_REFERENCE_CHANGES: dict = {}  # exercise id -> per case, the argument paths the course's answer changes itself
+
+
+def _reference_changes(exercise, prepared, i) -> set:
+    found = _REFERENCE_CHANGES.setdefault(exercise.id, {})
+    if i not in found:
+        copies: list = []
+        try:
+            with course_defaults(), seeded(i):
+                call(exercise, exercise.reference, prepared.cases[i], as_given=True, copies=copies)
+            found[i] = touches.changed_paths(prepared.cases[i], copies[0])
+        except Exception:
+            found[i] = {(k,) for k in range(len(prepared.cases[i]))}  # unknown: name nothing
+    return found[i]
+
+
+def _contract_or_touch(exercise, prepared, i, got, copies, answer) -> str | None:
+    """The result's broken promise (type, dtype, device), or an argument changed in place; None if neither."""
+    problem = contract.breach(prepared.expected[i], got, declared=exercise.returns, names=exercise.output_names)
+    if problem is None and copies:
+        problem = touches.in_place_problem(
+            prepared.cases[i],
+            copies[0],
+            _reference_changes(exercise, prepared, i),
+            _case_names(exercise, len(prepared.cases[i])),
+            answer,
+            exercise.driver is not None,
+        )
+    return problem
+
+
+def _judged(exercise, expected, got) -> str | None:
+    """The comparison and the return contract, as the fixed cases judge them (for the checks after them)."""
+    with course_defaults():
+        problem = _problem(exercise, expected, got, reveal=exercise.reveal)
+    return problem or contract.breach(expected, got, declared=exercise.returns, names=exercise.output_names)
+
+
+def _tampered(exercise, recorder, swapped) -> Verdict | None:
+    """A refusal when the answer replaced a function the check compares with, or switched off its watcher."""
+    if swapped:
+        shown = ", ".join(f"`{s}`" for s in swapped[:3]) + (f" and {len(swapped) - 3} more" if len(swapped) > 3 else "")
+        return Verdict(
+            "wrong",
+            f"{exercise.title}: your answer replaced {shown}, which the check itself compares with (put back now). "
+            "Compute your result without changing NumPy's, torch's or the course's functions.",
+        )
+    if recorder.switched_off:
+        return Verdict(
+            "wrong",
+            f"{exercise.title}: your answer switched off the check's watcher ({recorder.switched_off}). Remove that "
+            "line: the check needs to see which helpers your function calls.",
+        )
+    return None
+
+
+def _cells_by_file() -> dict:
+    """The file of each function an earlier check handed back (a notebook cell) -> that exercise's title."""
+    found = {}
+    for exercise_id, kept in _HANDED_BACK.items():
+        for returned, _ids in kept.values():
+            for code in own_codes(returned):
+                found.setdefault(code.co_filename, exercise_id)
+    return found
+
+
+def _extra_runner(exercise, answer, limit, interrupted):
+    """``run(answer_or_reference, args, seed)`` for the checks after the cases: the same limits and protections."""
+    forbidden_codes = _forbidden_codes(exercise)
+    opaque = handed_back_codes(exercise)
+    last_resort = _last_resort(exercise, limit) if limit and limit > 0 else None
+    restore = _restore_at_load
+
+    def run(fn, args, seed, *, fn_is_answer=True, copies=None):
+        if not fn_is_answer:
+            with course_defaults(), seeded(seed):
+                return ("ok", call(exercise, fn, args, as_given=True, copies=copies))
+        recorder = HelperRecorder(forbidden_codes, opaque=opaque)
+        probe = Probe(fn, recorder)
+        try:
+            with notebook_state_kept(), seeded(seed), np.errstate(all="ignore"), recorder:
+                with time_limit(limit, _stuck_message(exercise, limit), last_resort):
+                    got = call(exercise, probe, args, copies=copies)
+        except TimedOut:
+            return ("timed_out", None)
+        except AnswerRefused as exc:
+            return ("refused", exc)
+        except BaseException as exc:
+            if integrity.is_real_interrupt(exc, interrupted):
+                raise
+            return ("raised", exc)
+        if restore() or recorder.switched_off:
+            return ("tampered", None)
+        return ("ok", integrity.plain(got))
+
+    return run
+
+
+_restore_at_load = integrity.replaced
+for _module in (comparer, contract, crash_site, extra_checks, integrity, touches, sys.modules[__name__]):
+    integrity.watch(_module)
+for _name in ("runner", "gradients", "constraints"):
+    integrity.watch(sys.modules[f"course_utils.exercises.{_name}"])

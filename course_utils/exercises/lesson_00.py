@@ -55,6 +55,9 @@ def dot_scores_elementwise(q, k):
 
 DOT_SCORES = Exercise(
     id="00.dot_scores",
+    fresh=lambda q_len, k_len, d_head: [
+        (np.random.default_rng(1).normal(size=(q_len, d_head)), np.random.default_rng(2).normal(size=(k_len, d_head)))
+    ],
     section="00 · Try it: dot-product scores",
     make_cases=dot_scores_cases,
     reference=dot_scores,

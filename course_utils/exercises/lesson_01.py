@@ -100,6 +100,7 @@ BY_HAND_NEW_QUERY = Exercise(
         "row should the output lie close to?",
     ),
     output_names=("weights", "output"),
+    returns="array_like",  # found on paper: lists of numbers are as right as arrays
     reveal=False,
     atol=5e-3,
     rtol=0.0,
@@ -153,6 +154,12 @@ def attention_scores_all_axes_transposed(Q, K):
 
 ATTENTION_SCORES = Exercise(
     id="01.attention_scores",
+    fresh=lambda batch, q_len, k_len, d_head: [
+        (
+            np.random.default_rng(1).normal(size=(batch, q_len, d_head)),
+            np.random.default_rng(2).normal(size=(batch, k_len, d_head)),
+        )
+    ],
     section="01 · Build it: the scores",
     make_cases=attention_scores_cases,
     reference=attention_scores,
@@ -225,6 +232,10 @@ def softmax_along_without_keepdims(x, axis=-1):
 
 SOFTMAX_ALONG = Exercise(
     id="01.softmax_along",
+    fresh=lambda batch, rows, cols: [
+        (100 * np.random.default_rng(1).normal(size=(batch, rows, cols)), 1),
+        (np.random.default_rng(2).normal(size=(batch, rows, cols)), -1),
+    ],
     section="01 · From scores to weights: a stable softmax",
     make_cases=softmax_along_cases,
     reference=softmax_along,
@@ -291,6 +302,13 @@ def attend_all_axes_transposed(Q, K, V):
 
 ATTEND = Exercise(
     id="01.attend",
+    fresh=lambda q_len, k_len, d_head, d_value: [
+        (
+            np.random.default_rng(1).normal(size=(q_len, d_head)),
+            np.random.default_rng(2).normal(size=(k_len, d_head)),
+            np.random.default_rng(3).normal(size=(k_len, d_value)),
+        )
+    ],
     section="01 · Build it: attention in one function",
     make_cases=attend_cases,
     reference=attend,
@@ -371,6 +389,12 @@ def self_attention_keys_from_w_q(X, W_q, W_k, W_v):
 
 SELF_ATTENTION = Exercise(
     id="01.self_attention",
+    fresh=lambda seq_len, d_model, d_head, d_value: [
+        (
+            np.random.default_rng(1).normal(size=(seq_len, d_model)),
+            *(np.random.default_rng(n).normal(size=(d_model, n)) / 2 for n in (d_head, d_head, d_value)),
+        )
+    ],
     section="01 · Why learned, separate W_q, W_k, W_v",
     make_cases=self_attention_cases,
     reference=self_attention,
@@ -474,6 +498,10 @@ def equivariance_exact_equality(fn, X, perm):
 
 IS_PERMUTATION_EQUIVARIANT = Exercise(
     id="01.is_permutation_equivariant",
+    fresh=lambda seq_len, d_model: [
+        (fn, np.random.default_rng(1).standard_normal((seq_len, d_model)), np.roll(np.arange(seq_len), 1))
+        for fn in (attention_without_positions, running_sum, attention_with_positions, centred, sorted_rows)
+    ],
     section="01 · Does attention see the order?",
     make_cases=equivariance_cases,
     reference=is_permutation_equivariant,
@@ -533,6 +561,13 @@ def strongest_key_by_column(weights, query_labels, key_labels):
 
 STRONGEST_KEY = Exercise(
     id="01.strongest_key",
+    fresh=lambda q_len, k_len: [
+        (
+            numpy_attention.softmax(3 * np.random.default_rng(1).normal(size=(q_len, k_len)), axis=-1),
+            [f"q{i}" for i in range(q_len)],
+            [f"k{j}" for j in range(k_len)],
+        )
+    ],
     section="01 · Look at the weights",
     make_cases=strongest_key_cases,
     reference=strongest_key,
@@ -574,6 +609,7 @@ def score_scale_by_d_head(d_head, variance):
 
 SCORE_SCALE = Exercise(
     id="01.score_scale",
+    fresh=lambda d_head, variance: [(d_head, variance / 3), (d_head * variance, 1.0)],  # not perfect squares
     section="01 · Exercise 1 · The right scale for any variance",
     make_cases=lambda: [(64, 1.0), (16, 4.0), (100, 0.25), (1, 9.0)],
     reference=score_scale,

@@ -83,6 +83,7 @@ def padding_mask_transposed(lengths, max_len):
 
 PADDING_MASK = Exercise(
     id="02.padding_mask",
+    fresh=lambda batch, max_len: [(torch.tensor([(3 * i + 1) % (max_len + 1) for i in range(batch)]), max_len)],
     section="02 · Padding masks from lengths",
     make_cases=padding_cases,
     reference=padding_mask,
@@ -131,6 +132,7 @@ def causal_mask_floats(seq_len):
 
 CAUSAL_MASK = Exercise(
     id="02.causal_mask",
+    fresh=lambda seq_len: [(seq_len,)],
     section="02 · Causal masks",
     make_cases=lambda: [(1,), (4,), (7,)],
     reference=causal_mask,
@@ -242,6 +244,13 @@ def masked_softmax_clamped(scores, mask):
 
 MASKED_SOFTMAX = Exercise(
     id="02.masked_softmax",
+    fresh=lambda batch, heads, q_len, k_len: [
+        (
+            torch.randn(batch, heads, q_len, k_len, dtype=torch.float64),
+            masks.make_padding_mask(torch.tensor([(3 * i) % (k_len + 1) for i in range(batch)]), k_len)[:, None, None],
+            torch.randn(batch, heads, q_len, k_len, dtype=torch.float64),
+        )
+    ],
     section="02 · A masked softmax that gives zeros",
     make_cases=masked_softmax_cases,
     reference=masked_softmax,
@@ -383,6 +392,15 @@ def attention_with_fill(query, key, value, mask, fill):
 
 MASKED_ATTENTION = Exercise(
     id="02.masked_attention",
+    fresh=lambda batch, q_len, k_len, d_head, d_value: [
+        (
+            torch.randn(batch, 1, q_len, d_head, dtype=torch.float64),
+            torch.randn(batch, 1, k_len, d_head, dtype=torch.float64),
+            torch.randn(batch, 1, k_len, d_value, dtype=torch.float64),
+            masks.make_padding_mask(torch.tensor([(3 * i) % (k_len + 1) for i in range(batch)]), k_len)[:, None, None],
+            torch.randn(batch, 1, q_len, d_value, dtype=torch.float64),
+        )
+    ],
     section="02 · Masked attention",
     make_cases=masked_attention_cases,
     reference=masked_attention,
@@ -472,6 +490,7 @@ def decoder_mask_with_or(lengths, seq_len):
 
 DECODER_MASK = Exercise(
     id="02.decoder_mask",
+    fresh=lambda batch, seq_len: [(torch.tensor([(3 * i + 1) % (seq_len + 1) for i in range(batch)]), seq_len)],
     section="02 · The decoder's mask",
     make_cases=decoder_mask_cases,
     reference=decoder_mask,
@@ -629,6 +648,9 @@ def leaks_last_token_only(attend, seq_len):
 
 LEAKS = Exercise(
     id="02.leaks",
+    fresh=lambda seq_len: [
+        (attend, seq_len) for attend in (causal, sees_the_next_token, output_0_reads_token_1, window_of_3)
+    ],
     section="02 · The no-leak test",
     make_cases=leaks_cases,
     reference=leaks,
@@ -692,6 +714,7 @@ def window_mask_inverted(seq_len, window):
 
 SLIDING_WINDOW_MASK = Exercise(
     id="02.sliding_window_mask",
+    fresh=lambda seq_len, window: [(seq_len, window)],
     section="02 · Sliding windows",
     make_cases=lambda: [
         Case((5, 2)),
@@ -742,6 +765,7 @@ def cached_causal_top_left(q_len, k_len):
 
 CACHED_CAUSAL_MASK = Exercise(
     id="02.cached_causal_mask",
+    fresh=lambda q_len, k_len: [(min(q_len, k_len), max(q_len, k_len))],
     section="02 · Exercises",
     make_cases=lambda: [
         Case((3, 7)),
@@ -784,6 +808,7 @@ def left_padding_as_right(lengths, max_len):
 
 LEFT_PADDING_MASK = Exercise(
     id="02.left_padding_mask",
+    fresh=lambda batch, max_len: [(torch.tensor([(3 * i + 1) % (max_len + 1) for i in range(batch)]), max_len)],
     section="02 · Exercises",
     make_cases=padding_cases,
     reference=left_padding_mask,

@@ -111,6 +111,9 @@ def split_without_transpose(x, num_heads):
 
 SPLIT_HEADS = Exercise(
     id="03.split_heads",
+    fresh=lambda batch, length, heads, d_head: [
+        (np.random.default_rng(1).normal(size=(batch, length, heads * d_head)), heads)
+    ],
     noun="split",
     section=_S_SPLIT,
     make_cases=split_cases,
@@ -166,6 +169,9 @@ def merge_without_transpose(x):
 
 MERGE_HEADS = Exercise(
     id="03.merge_heads",
+    fresh=lambda batch, heads, length, d_head: [
+        (np.random.default_rng(1).normal(size=(batch, heads, length, d_head)),)
+    ],
     noun="merge",
     section=_S_MERGE,
     make_cases=merge_cases,
@@ -299,6 +305,14 @@ def layer_mask_inverted(query, key, value, W_q, W_k, W_v, W_o, num_heads, mask=N
 
 MULTI_HEAD_ATTENTION = Exercise(
     id="03.multi_head_attention",
+    fresh=lambda batch, q_len, k_len, heads, d_head: [
+        (
+            np.random.default_rng(1).normal(size=(batch, q_len, heads * d_head)),
+            *(2 * [np.random.default_rng(2).normal(size=(batch, k_len, heads * d_head))]),
+            *_weights(heads * d_head, 3),
+            heads,
+        )
+    ],
     noun="multi-head attention layer",
     section=_S_LAYER,
     make_cases=layer_cases,
@@ -412,6 +426,15 @@ def loop_w_o_on_left(query, key, value, W_q, W_k, W_v, W_o, num_heads):
 
 MULTI_HEAD_ATTENTION_LOOP = Exercise(
     id="03.multi_head_attention_loop",
+    fresh=lambda batch, q_len, k_len, heads, d_head: [
+        (
+            np.random.default_rng(1).normal(size=(batch, q_len, heads * d_head)),
+            *(2 * [np.random.default_rng(2).normal(size=(batch, k_len, heads * d_head))]),
+            *_weights(heads * d_head, 3),
+            heads,
+        )
+    ],
+    constraint="one_head_slice",
     noun="per-head loop",
     section=_S_LOOP,
     make_cases=loop_cases,
@@ -517,6 +540,7 @@ def count_w_o_bias_width(d_model, num_heads, d_head=None, bias=True):
 
 COUNT_ATTENTION_PARAMETERS = Exercise(
     id="03.count_attention_parameters",
+    fresh=lambda heads, d_head, other: [(heads * d_head, heads, None, True), (heads * d_head, heads, other, False)],
     noun="parameter count",
     section=_S_COUNT,
     make_cases=count_cases,
@@ -608,6 +632,7 @@ def flops_heads_multiply(batch, q_len, k_len, d_model, num_heads):
 
 ATTENTION_FLOPS = Exercise(
     id="03.attention_flops",
+    fresh=lambda batch, q_len, k_len, heads, d_head: [(batch, q_len, k_len, heads * d_head, heads)],
     noun="FLOP count",
     section=_S_COST,
     make_cases=lambda: [
@@ -720,6 +745,18 @@ def gqa_no_output_projection(query, key, value, W_q, W_k, W_v, W_o, num_heads, n
 
 GROUPED_QUERY_ATTENTION = Exercise(
     id="03.grouped_query_attention",
+    fresh=lambda batch, seq_len, kv_heads, group, d_head: [
+        (
+            *(3 * [np.random.default_rng(1).normal(size=(batch, seq_len, kv_heads * group * d_head))]),
+            *_weights(
+                kv_heads * group * d_head,
+                3,
+                (kv_heads * group * d_head, kv_heads * d_head, kv_heads * d_head, kv_heads * group * d_head),
+            ),
+            kv_heads * group,
+            kv_heads,
+        )
+    ],
     noun="grouped-query attention",
     section=_S_GQA,
     make_cases=gqa_cases,

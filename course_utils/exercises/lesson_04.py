@@ -414,6 +414,14 @@ class ModuleEinsum(MyMultiHeadAttention):
 
 MULTI_HEAD_MODULE = Exercise(
     id="04.multi_head_module",
+    fresh=lambda batch, q_len, k_len, heads, d_head: [
+        (
+            attention.MultiHeadAttention(heads * d_head, heads).double().eval(),
+            torch.randn(batch, q_len, heads * d_head, dtype=torch.float64),
+            torch.randn(batch, k_len, heads * d_head, dtype=torch.float64),
+            None,
+        )
+    ],
     function="MyMultiHeadAttention",
     section="04 · Build the module",
     make_cases=module_cases,
@@ -869,6 +877,12 @@ def softmax_backward_wrong_sum_axis(weights, grad_weights):
 
 SOFTMAX_BACKWARD = Exercise(
     id="04.softmax_backward",
+    fresh=lambda batch, q_len, k_len: [
+        (
+            torch.softmax(torch.randn(batch, q_len, k_len, dtype=torch.float64), dim=-1),
+            torch.randn(batch, q_len, k_len, dtype=torch.float64),
+        )
+    ],
     section="04 · Parity 4 · gradients: what gradcheck proves",
     make_cases=backward_cases,
     reference=softmax_backward,
@@ -1229,6 +1243,7 @@ def alibi_not_causal(num_heads, seq_len):
 
 ALIBI_BIAS = Exercise(
     id="04.alibi_bias",
+    fresh=lambda num_heads, seq_len: [(num_heads, seq_len), (16, seq_len)],  # 16 heads: not only 4 and 8
     section="04 · Exercise 2 · A bias per head: ALiBi",
     make_cases=alibi_cases,
     reference=alibi_bias,

@@ -88,6 +88,7 @@ def entropy_no_minus(row):
 
 ROW_ENTROPY = Exercise(
     id="05.row_entropy",
+    fresh=lambda k_len: [np.exp(x) / np.exp(x).sum() for x in [np.random.default_rng(1).normal(size=k_len)]],
     section=_S_ENTROPY,
     make_cases=entropy_cases,
     reference=row_entropy,

@@ -87,6 +87,7 @@ def online_update_rescale_inverted(m, l, block):
 
 ONLINE_UPDATE = Exercise(
     id="06.online_update",
+    fresh=lambda length, block: [(np.random.default_rng(1).normal(size=length) * 300, block)],
     section="06 · Online softmax: one pass, running max and running sum",
     make_cases=online_cases,
     reference=online_update,
@@ -124,6 +125,7 @@ def weights_bytes_without_heads(batch, heads, q_len, k_len, bytes_per_value):
 
 WEIGHTS_BYTES = Exercise(
     id="06.weights_bytes",
+    fresh=lambda batch, heads, q_len, k_len: [(batch, heads, q_len, k_len, 2)],
     section="06 · Peak memory: naive versus tiled",
     make_cases=lambda: [(2, 4, 5, 7, 4), (1, 8, 16, 12, 4), (3, 2, 9, 4, 8)],
     reference=weights_bytes,
@@ -216,6 +218,14 @@ def flash_step_normalised_per_tile(m, l, acc, scores, v_tile):
 
 FLASH_STEP = Exercise(
     id="06.flash_step",
+    fresh=lambda q_len, k_len, d_head, d_value, block: [
+        (
+            np.random.default_rng(1).normal(size=(q_len, d_head)),
+            np.random.default_rng(2).normal(size=(k_len, d_head)),
+            np.random.default_rng(3).normal(size=(k_len, d_value)),
+            block,
+        )
+    ],
     section="06 · Tiled attention, FlashAttention-style",
     make_cases=flash_cases,
     reference=flash_step,
@@ -302,6 +312,15 @@ def tiled_attention_unscaled(q, k, v, block):
 
 TILED_ATTENTION = Exercise(
     id="06.tiled_attention",
+    fresh=lambda q_len, k_len, d_head, d_value, block: [
+        (
+            np.random.default_rng(1).normal(size=(q_len, d_head)),
+            np.random.default_rng(2).normal(size=(k_len, d_head)),
+            np.random.default_rng(3).normal(size=(k_len, d_value)),
+            block,
+        )
+    ],
+    constraint="one_tile_of_scores",
     section="06 · Tiled attention, FlashAttention-style",
     make_cases=tiled_cases,
     reference=tiled_attention,
@@ -436,6 +455,14 @@ def kv_cache_not_returned(x_t, k_cache, v_cache, w_q, w_k, w_v):
 
 KV_CACHE_STEP = Exercise(
     id="06.kv_cache_step",
+    fresh=lambda seq_len, d_model, d_head, d_value: [
+        (
+            np.random.default_rng(1).normal(size=(seq_len, d_model)),
+            np.random.default_rng(2).normal(size=(d_model, d_head)),
+            np.random.default_rng(3).normal(size=(d_model, d_head)),
+            np.random.default_rng(4).normal(size=(d_model, d_value)),
+        )
+    ],
     section="06 · Decoding one token at a time: the KV cache",
     make_cases=kv_cases,
     reference=kv_cache_step,
@@ -609,6 +636,15 @@ def causal_tiled_no_diagonal(q, k, v, block):
 
 CAUSAL_TILED_ATTENTION = Exercise(
     id="06.causal_tiled_attention",
+    fresh=lambda seq_len, d_head, d_value, block: [
+        (
+            np.random.default_rng(1).normal(size=(seq_len, d_head)),
+            np.random.default_rng(2).normal(size=(seq_len, d_head)),
+            np.random.default_rng(3).normal(size=(seq_len, d_value)),
+            block,
+        )
+    ],
+    constraint="no_future_tile",
     section="06 · Exercise 1 · Causal tiled attention",
     make_cases=causal_tiled_cases,
     reference=causal_tiled_attention,
@@ -651,6 +687,7 @@ def kv_cache_bytes_keys_only(batch, layers, heads, d_head, seq_len, bytes_per_va
 
 KV_CACHE_BYTES = Exercise(
     id="06.kv_cache_bytes",
+    fresh=lambda batch, layers, heads, d_head, seq_len: [(batch, layers, heads, d_head, seq_len, 2)],
     section="06 · Exercise 2 · The memory a KV cache takes",
     make_cases=lambda: [(1, 2, 3, 4, 5, 4), (2, 12, 12, 64, 1024, 2), (3, 1, 5, 7, 11, 8)],
     reference=kv_cache_bytes,

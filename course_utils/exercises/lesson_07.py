@@ -631,6 +631,15 @@ def additive_scores_no_tanh(s, h, W_s, W_h, v):
 
 MY_ADDITIVE_SCORES = Exercise(
     id="07.my_additive_scores",
+    fresh=lambda batch, src_len, d_query, d_key, d_attn: [
+        (
+            torch.randn(batch, d_query),
+            torch.randn(batch, src_len, d_key),
+            torch.randn(d_query, d_attn),
+            torch.randn(d_key, d_attn),
+            torch.randn(d_attn),
+        )
+    ],
     section="07 · Additive attention",
     make_cases=additive_cases,
     reference=my_additive_scores,

@@ -72,6 +72,9 @@ def decoder_masks_positions(src_lengths, src_len, tgt_len):
 
 MY_DECODER_MASKS = Exercise(
     id="08.my_decoder_masks",
+    fresh=lambda batch, src_len, tgt_len: [
+        (torch.tensor([1 + (3 * i) % src_len for i in range(batch)]), src_len, tgt_len)
+    ],
     section="08 · The decoder's masks",
     make_cases=decoder_masks_cases,
     reference=my_decoder_masks,
@@ -132,6 +135,7 @@ def positions_concatenated(num_positions, d_model):
 
 MY_POSITIONS = Exercise(
     id="08.my_positions",
+    fresh=lambda num_positions, half: [(num_positions, 2 * half)],  # d_model is even
     section="08 · Positions: sinusoidal encodings",
     make_cases=lambda: [(2, 4), (24, 32), (100, 8)],
     reference=my_positions,
@@ -692,6 +696,7 @@ def parameters_without_biases(vocab, d_model, num_heads, d_ff, num_layers):
 
 TRANSFORMER_PARAMETERS = Exercise(
     id="08.transformer_parameters",
+    fresh=lambda vocab, heads, d_head, d_ff, layers: [(vocab, heads * d_head, heads, d_ff, layers)],
     section=_EX1,
     make_cases=parameter_cases,
     reference=transformer_parameters,

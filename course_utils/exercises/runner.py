@@ -465,6 +465,8 @@ class HelperRecorder:
         self.inside_opaque = 0  # depth of calls into opaque code on the stack
         self._modules: dict = {}
         self._previous = None
+        self._trace = None
+        self.switched_off = None
 
     def _module(self, filename):
         if filename not in self._modules:
@@ -494,10 +496,17 @@ class HelperRecorder:
 
     def __enter__(self):
         self._previous = sys.getprofile()
+        self._trace = sys.gettrace()
+        self.switched_off = None  # after the block: "sys.setprofile" or "sys.settrace" if the answer changed them
         sys.setprofile(self._profile)
         return self
 
     def __exit__(self, *exc):
+        if sys.getprofile() != self._profile:
+            self.switched_off = "sys.setprofile"
+        elif sys.gettrace() is not self._trace:
+            self.switched_off = "sys.settrace"
+            sys.settrace(self._trace)
         sys.setprofile(self._previous)
         return False
 
