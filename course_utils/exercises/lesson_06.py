@@ -324,9 +324,9 @@ TILED_ATTENTION = Exercise(
 def io_cases():
     return [
         Case((2, 3, 48, 1), "n = 2, d = 3, one byte per value"),
-        Case((8, 2, 32, 1), "tiles of 2 rows (4·2·2 + 2² = 20 <= 32; 3 rows need 33): 4 query tiles"),
+        Case((8, 2, 32, 1), "32 values of SRAM, d = 2: as many rows as fit with their scores"),
         Case((9, 2, 32, 1), "9 rows in tiles of 2: the last query tile is partial"),
-        Case((8, 2, 64, 1), "64 values: M / 4d would say 8 rows, but the 8 x 8 score tile does not fit (4 rows)"),
+        Case((8, 2, 64, 1), "64 values of SRAM, d = 2: M / 4d rows would leave no room for their scores"),
         Case((2048, 64, 100_000, 2), "n = 2048, d = 64, 100 KB of SRAM, float16"),
         Case((300, 16, 20_000, 4), "float32"),
     ]
