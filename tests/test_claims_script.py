@@ -202,6 +202,8 @@ def test_tightened_margins_can_fail_where_the_old_ones_could_not():
     assert not claim["06.many_heads_why"].holds({"softmax_ratio": 20.0, "weights_at_v_ratio": 5.4})  # 90-139
     assert "decomposition, not a control" in claim["06.many_heads_why"].text  # review N-6
     assert not claim["06.kv_cache_time"].holds({"time_ratio": 3.0, "flop_ratio": 103.1})  # measured 9.0-9.5
+    assert not claim["08.no_positions"].holds({"steps": 100, "token": 0.2, "exact": 0.03})  # measured <= 0.0008
+    assert not claim["08.transformer_17_20"].holds({"transformer_17_20": 0.3, "gru_attention_17_20": 0.6})  # <= 0.09
 
 
 @pytest.mark.parametrize("saved", ["claims.json", "claims_avx2.json"])
