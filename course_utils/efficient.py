@@ -451,27 +451,30 @@ def mha_param_count(d_model: int, num_heads: int = 1, bias: bool = True) -> int:
 
 
 def tile_rows(d_head: int, sram_bytes: int, bytes_per_value: int = 4) -> int:
-    """Rows per tile that fit in fast memory: ``sram_bytes // (4 * d_head * bytes_per_value)``.
+    """Rows per square tile that fit in fast memory: the largest ``B`` with ``4·B·d + B² <= M``.
 
-    FlashAttention (Dao et al. 2022, Algorithm 1) sizes its blocks from the SRAM size ``M`` (in
-    values) as ``M / (4 * d_head)``: a query tile, a key tile, a value tile and an output tile of
-    ``rows x d_head`` values each fit at once.
+    ``M = sram_bytes // bytes_per_value`` values must hold a query, a key, a value and an output tile
+    (``B x d_head`` values each) and the ``B x B`` tile of scores between them. FlashAttention (Dao et
+    al. 2022, Algorithm 1) makes the same room by another route: key blocks of ``ceil(M / 4d)`` rows and
+    query blocks of ``min(ceil(M / 4d), d)``. For ``M`` up to ``16·d²`` values, ``B`` lies between
+    ``M / 6.5d`` and ``M / 4d``.
 
     Introduced in notebooks/06_what_attention_costs.ipynb.
 
     Examples
     --------
-    >>> tile_rows(d_head=64, sram_bytes=100_000, bytes_per_value=2)
-    195
+    >>> tile_rows(d_head=64, sram_bytes=100_000, bytes_per_value=2)  # 4·129·64 + 129² = 49,665 <= 50,000
+    129
     """
     d_head = validate.positive_int("d_head", d_head)
     sram_bytes = validate.positive_int("sram_bytes", sram_bytes)
     bytes_per_value = validate.positive_int("bytes_per_value", bytes_per_value)
-    rows = sram_bytes // (4 * d_head * bytes_per_value)
+    values = sram_bytes // bytes_per_value
+    rows = math.isqrt(4 * d_head * d_head + values) - 2 * d_head  # B² + 4dB - M <= 0, solved for the largest B
     if rows < 1:
         raise ValueError(
-            f"sram_bytes must hold four tiles of one row of d_head = {d_head} values "
-            f"({4 * d_head * bytes_per_value} bytes) but is {sram_bytes}"
+            f"sram_bytes must hold four tiles of one row of d_head = {d_head} values and their one score "
+            f"({(4 * d_head + 1) * bytes_per_value} bytes) but is {sram_bytes}"
         )
     return rows
 
@@ -502,16 +505,17 @@ def hbm_bytes_tiled(seq_len: int, d_head: int, sram_bytes: int, bytes_per_value:
     Tiles of ``B = tile_rows(d_head, sram_bytes, bytes_per_value)`` rows. Each of the
     ``ceil(n / B)`` query tiles is read once and its output written once (``2·n·d`` in all); for
     each query tile every key and value tile is read (``2·n·d`` per query tile). The scores never
-    leave the chip. Total ``2·n·d·(1 + ceil(n / B))`` values, which is ``Θ(n²·d²/M)`` for an SRAM of
-    ``M`` values (``B ≈ M / 4d``), the paper's Theorem 2. The per-row statistics a backward pass
-    keeps (``n`` values) are left out.
+    leave the chip (their ``B x B`` tile is counted in ``B``). Total ``2·n·d·(1 + ceil(n / B))`` values,
+    which is ``Θ(n²·d²/M)`` for an SRAM of ``M <= 16·d²`` values (``B`` within a factor 1.7 of
+    ``M / 4d``), the paper's Theorem 2. The per-row statistics a backward pass keeps (``n`` values) are
+    left out.
 
     Introduced in notebooks/06_what_attention_costs.ipynb.
 
     Examples
     --------
-    >>> hbm_bytes_tiled(seq_len=8, d_head=2, sram_bytes=32, bytes_per_value=1)  # tiles of 4 rows
-    96
+    >>> hbm_bytes_tiled(seq_len=8, d_head=2, sram_bytes=32, bytes_per_value=1)  # tiles of 2 rows
+    160
     """
     n = validate.positive_int("seq_len", seq_len)
     d = validate.positive_int("d_head", d_head)

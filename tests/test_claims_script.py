@@ -150,3 +150,84 @@ def test_bad_arguments_are_refused(claims, capsys):
             claims.main(argv)
         assert exit_info.value.code == 2
     assert "no claim named 'nothing.like.this'" in capsys.readouterr().err
+
+
+# ---- issue 28: deterministic claims, tightened margins, the README's table generated from the saved run ---------
+RESULTS = SCRIPT.parent / "results"
+README = SCRIPT.parents[1] / "README.md"
+
+
+def test_a_deterministic_claim_is_measured_once_and_says_so(claims):
+    calls = []
+
+    def experiment(seed=0):
+        calls.append(seed)
+        return {"bytes": 100}
+
+    once = Claim(
+        "06.d",
+        "06",
+        "100 bytes",
+        "s",
+        (experiment,),
+        lambda s, run: run(experiment, s),
+        holds=lambda v: v["bytes"] == 100,
+        deterministic=True,
+    )
+    (row,) = claims.run_claims([once], [0, 1, 2, 3, 4])
+    assert calls == [0] and row["seeds"] == [0] and row["held"] == [True] and row["deterministic"] is True
+    assert "| deterministic (1 run) | - |" in claims.markdown([row])  # not "5 / 5": one measurement (review N-10)
+    assert "not held, deterministic (1 run)" in claims.table([row | {"held": [False]}])
+    with pytest.raises(ValueError, match="deterministic claim is measured once"):
+        Claim("06.e", "06", "t", "s", (experiment,), lambda s, run: {}, holds_over=lambda vs: True, deterministic=True)
+    assert by_name()["06.tiled_memory"].deterministic  # tracemalloc's peaks do not change with the seed
+
+
+def test_update_replaces_only_the_rows_run(claims):
+    saved = [{"name": "a", "v": 1}, {"name": "b", "v": 1}]
+    assert claims.merge(saved, [{"name": "b", "v": 2}, {"name": "c", "v": 3}]) == [
+        {"name": "a", "v": 1},
+        {"name": "b", "v": 2},
+        {"name": "c", "v": 3},
+    ]
+
+
+def test_tightened_margins_can_fail_where_the_old_ones_could_not():
+    claim = by_name()
+    slopes = {"naive": 2.68, "SDPA": 1.97, "projections": 1.0, "module": 1.67}
+    assert claim["06.slopes"].holds({"slopes": slopes})
+    assert not claim["06.slopes"].holds({"slopes": slopes | {"SDPA": 2.5}})  # the old (1.5, 2.6) accepted it
+    assert not claim["06.slopes"].holds({"slopes": slopes | {"naive": 1.7}})  # "at or above 2", as the lesson says
+    assert not claim["06.many_heads_slower"].holds({"ratio_64_over_1": 5.0})  # measured 21-23
+    assert not claim["06.many_heads_why"].holds({"softmax_ratio": 20.0, "weights_at_v_ratio": 5.4})  # 90-139
+    assert "decomposition, not a control" in claim["06.many_heads_why"].text  # review N-6
+    assert not claim["06.kv_cache_time"].holds({"time_ratio": 3.0, "flop_ratio": 103.1})  # measured 9.0-9.5
+    assert not claim["08.no_positions"].holds({"steps": 100, "token": 0.2, "exact": 0.03})  # measured <= 0.0008
+    assert not claim["08.transformer_17_20"].holds({"transformer_17_20": 0.3, "gru_attention_17_20": 0.6})  # <= 0.09
+
+
+@pytest.mark.parametrize("saved", ["claims.json", "claims_avx2.json"])
+def test_saved_runs_are_the_registry_judged_now(saved):
+    """Each saved row states the registry's claim text and the verdict its values get from today's predicate."""
+    registry = by_name()
+    rows = json.loads((RESULTS / saved).read_text(encoding="utf-8"))
+    assert {r["name"] for r in rows} == set(registry)
+    for row in rows:
+        claim = registry[row["name"]]
+        assert row["claim"] == claim.text, row["name"]
+        assert row.get("deterministic", False) == claim.deterministic, row["name"]
+        if claim.over_seeds:
+            assert row["held"] == [bool(claim.holds_over(row["values"]))], row["name"]
+        else:
+            assert row["held"] == [bool(claim.holds(v)) for v in row["values"]], row["name"]
+
+
+@pytest.mark.parametrize("readme", [README, SCRIPT.parent / "README.md"], ids=["README", "benchmarks/README"])
+def test_readme_table_is_the_generated_one(claims, readme):
+    """The claims table is exactly `claims.py --from-json benchmarks/results/claims.json --markdown`."""
+    rows = json.loads((RESULTS / "claims.json").read_text(encoding="utf-8"))
+    generated = claims.markdown(rows)
+    text = readme.read_text(encoding="utf-8")
+    start = text.index("| claim | lesson | held / run | not held on seeds |")
+    shown = text[start:].split("\n\n", 1)[0].rstrip("\n")
+    assert shown == generated, "README's claims table differs from the generated one: paste claims.py --markdown"

@@ -214,3 +214,14 @@ def test_causal_tiled_pass_that_hides_the_diagonal_is_named():
         return out
 
     assert _judge("06.causal_tiled_attention", causal_tiled_attention).misconception == "causal_no_diagonal"
+
+
+def test_io_bytes_without_room_for_the_score_tile_is_named():
+    """Tiles of M / 4d rows (the score tile left out, review N-4) are a named mistake, not 'K and V read once'."""
+
+    def io_bytes(seq_len, d_head, sram_bytes, bytes_per_value):
+        n, d = seq_len, d_head
+        rows = sram_bytes // (4 * d * bytes_per_value)
+        return (4 * n * d + 4 * n * n) * bytes_per_value, 2 * n * d * (1 + math.ceil(n / rows)) * bytes_per_value
+
+    assert _judge("06.io_bytes", io_bytes).misconception == "io_no_score_tile"

@@ -347,10 +347,24 @@ def matching_cases():
     small = role_task.make_role_task(3, seq_len=8, seed=53)
     other = role_task.make_role_task(2, seq_len=6, seed=54)
     twin = (small.shapes[0][:, None] == small.shapes[0][None, :]).double() - torch.eye(8, dtype=torch.float64)
+
+    def partly_matching(task, heads, share, concentration):
+        """Random rows with `share[h]` of head h's weight moved onto the twin: scores far from the uniform 1/seq_len
+        (an untrained layer's, which the lesson prints above), and different per head."""
+        shapes = task.shapes.numpy()
+        batch, seq_len = shapes.shape
+        on_twin = (shapes[:, :, None] == shapes[:, None, :]) & ~np.eye(seq_len, dtype=bool)  # (batch, q, k)
+        noise = rng.dirichlet(np.full(seq_len, concentration), size=(batch, heads, seq_len))
+        mix = np.asarray(share)[None, :, None, None]  # (1, heads, 1, 1)
+        return mix * on_twin[:, None] + (1 - mix) * noise  # (batch, heads, seq_len, seq_len), rows sum to 1
+
     return [
-        Case((rng.dirichlet(np.ones(8), size=(3, 2, 8)), small.shapes), "3 sequences, 2 heads, 8 tokens, random"),
+        Case((partly_matching(small, 2, (0.55, 0.3), 1.0), small.shapes), "3 sequences, 2 heads, 8 tokens, random"),
         Case((np.stack([twin.numpy(), np.eye(8)])[None], small.shapes[:1]), "a matching head and a self head"),
-        Case((torch.tensor(rng.dirichlet(np.full(6, 0.4), size=(2, 5, 6))), other.shapes), "a tensor: 5 heads"),
+        Case(
+            (torch.tensor(partly_matching(other, 5, (0.9, 0.7, 0.45, 0.25, 0.05), 0.4)), other.shapes),
+            "a tensor: 5 heads",
+        ),
     ]
 
 

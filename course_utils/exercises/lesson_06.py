@@ -343,15 +343,17 @@ TILED_ATTENTION = Exercise(
 def io_cases():
     return [
         Case((2, 3, 48, 1), "n = 2, d = 3, one byte per value"),
-        Case((8, 2, 32, 1), "tiles of 4 rows: 8 / 4 = 2 query tiles"),
-        Case((10, 2, 32, 1), "10 rows in tiles of 4: the last query tile is partial"),
+        Case((8, 2, 32, 1), "32 values of SRAM, d = 2: as many rows as fit with their scores"),
+        Case((9, 2, 32, 1), "9 rows in tiles of 2: the last query tile is partial"),
+        Case((8, 2, 64, 1), "64 values of SRAM, d = 2: M / 4d rows would leave no room for their scores"),
         Case((2048, 64, 100_000, 2), "n = 2048, d = 64, 100 KB of SRAM, float16"),
         Case((300, 16, 20_000, 4), "float32"),
     ]
 
 
 def io_bytes(seq_len, d_head, sram_bytes, bytes_per_value):
-    rows = sram_bytes // (4 * d_head * bytes_per_value)  # a query, key, value and output tile fit at once
+    values = sram_bytes // bytes_per_value
+    rows = math.isqrt(4 * d_head**2 + values) - 2 * d_head  # largest B with 4·B·d (Q, K, V, O) + B² (scores) <= M
     standard = 4 * seq_len * d_head + 4 * seq_len**2  # Q, K in; S out; S in, P out; P, V in; O out
     tiled = 2 * seq_len * d_head * (1 + math.ceil(seq_len / rows))  # Q in, O out; K and V once per query tile
     return standard * bytes_per_value, tiled * bytes_per_value
@@ -360,14 +362,17 @@ def io_bytes(seq_len, d_head, sram_bytes, bytes_per_value):
 def io_bytes_itemized(seq_len, d_head, sram_bytes, bytes_per_value):
     n, d = seq_len, d_head
     standard = (2 * n * d) + (n * n) + (n * n + n * n) + (n * n + n * d) + (n * d)
-    rows = sram_bytes // bytes_per_value // (4 * d)
+    rows = 1
+    while 4 * (rows + 1) * d + (rows + 1) ** 2 <= sram_bytes // bytes_per_value:
+        rows += 1
     query_tiles = -(-n // rows)
     tiled = n * d + n * d + query_tiles * (n * d + n * d)
     return standard * bytes_per_value, tiled * bytes_per_value
 
 
 def io_bytes_loop(seq_len, d_head, sram_bytes, bytes_per_value):
-    rows = sram_bytes // (4 * d_head * bytes_per_value)
+    m, d = sram_bytes / bytes_per_value, d_head
+    rows = int(math.floor(math.sqrt(4 * d * d + m) - 2 * d))
     tiled = 0
     for start in range(0, seq_len, rows):  # each query tile: read it, read all of K and V, write its output
         tile = min(rows, seq_len - start)
@@ -381,6 +386,12 @@ def io_bytes_kv_read_once(seq_len, d_head, sram_bytes, bytes_per_value):
     return standard, 4 * seq_len * d_head * bytes_per_value  # Q, K, V in and O out, once each
 
 
+def io_bytes_no_score_tile(seq_len, d_head, sram_bytes, bytes_per_value):
+    standard, _ = io_bytes(seq_len, d_head, sram_bytes, bytes_per_value)
+    rows = sram_bytes // (4 * d_head * bytes_per_value)  # Q, K, V and O tiles only: the B x B scores left out
+    return standard, 2 * seq_len * d_head * (1 + math.ceil(seq_len / rows)) * bytes_per_value
+
+
 def io_bytes_scores_one_trip(seq_len, d_head, sram_bytes, bytes_per_value):
     _, tiled = io_bytes(seq_len, d_head, sram_bytes, bytes_per_value)
     return (4 * seq_len * d_head + seq_len**2) * bytes_per_value, tiled  # the n x n matrix counted once
@@ -392,7 +403,11 @@ IO_BYTES = Exercise(
     make_cases=io_cases,
     reference=io_bytes,
     variants=(io_bytes_itemized, io_bytes_loop),
-    buggy={"io_kv_read_once": io_bytes_kv_read_once, "io_scores_one_trip": io_bytes_scores_one_trip},
+    buggy={
+        "io_kv_read_once": io_bytes_kv_read_once,
+        "io_scores_one_trip": io_bytes_scores_one_trip,
+        "io_no_score_tile": io_bytes_no_score_tile,
+    },
     output_names=("standard", "tiled"),
     # the tiled count is the exercise; hbm_bytes_naive takes no sram_bytes, so the audit cannot call it as an answer
     forbidden=("course_utils.efficient:hbm_bytes_tiled",),
@@ -400,8 +415,9 @@ IO_BYTES = Exercise(
         "List every matrix each pass reads from or writes to HBM, with its size in values. Which of them are n x n?",
         "Standard: Q and K in, S out, S in and P out, P and V in, O out. Tiled: each query tile in and its output "
         "out once, and for every query tile all of K and V in again. Multiply the values by bytes_per_value.",
-        "Tiles have sram_bytes // (4 * d_head * bytes_per_value) rows; there are ceil(seq_len / rows) query tiles "
-        "(math.ceil, or -(-a // b)). Return the two byte counts as a tuple.",
+        "A tile of B rows needs 4·B·d_head values for Q, K, V and O and B·B for its scores; take the largest whole B "
+        "with 4·B·d + B² <= sram_bytes // bytes_per_value (solve the quadratic, or count up). There are "
+        "ceil(seq_len / B) query tiles (math.ceil, or -(-a // b)). Return the two byte counts as a tuple.",
     ),
     noun="bytes-moved count",
 )

@@ -846,6 +846,12 @@ CATALOGUE = (
         "The SRAM holds one query tile at a time. Which keys and values does each query tile need to see?",
     ),
     Misconception(
+        "io_no_score_tile",
+        "tiles of M / 4d rows leave no room for the B × B scores: four B × d tiles and B² scores must fit in M values",
+        "06 · Why FlashAttention is fast: bytes moved, not FLOPs",
+        "Besides the query, key, value and output tiles, what else must sit on the chip while a tile is processed?",
+    ),
+    Misconception(
         "io_scores_one_trip",
         "the n × n matrix counted once: the standard pass writes S, reads it, writes P and reads P (four trips)",
         "06 · Why FlashAttention is fast: bytes moved, not FLOPs",

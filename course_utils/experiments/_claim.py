@@ -50,6 +50,8 @@ class Claim:
     holds_over: Callable | None = None
     quick: bool = False  # no seq2seq training (claims.py --quick)
     control: bool = False  # a control the lesson itself does not run (claims only)
+    deterministic: bool = False  # the measurement does not depend on the seed (a byte count, a FLOP count):
+    #                              benchmarks/claims.py measures it once and reports "deterministic (1 run)"
     builds: tuple = ()  # functions that rebuild an artifact the lesson loads instead of training
     #                     (08: checkpoints.train_pretrained, which the checkpoint CLI also calls)
 
@@ -77,9 +79,13 @@ class Claim:
         predicate = self.holds if self.holds is not None else self.holds_over
         if not callable(predicate):
             raise TypeError(f"Claim {self.name!r}: holds / holds_over must be a function")
-        for field in ("quick", "control"):
+        for field in ("quick", "control", "deterministic"):
             if not isinstance(getattr(self, field), bool):
                 raise TypeError(f"Claim {self.name!r}: {field} must be True or False")
+        if self.deterministic and self.holds_over is not None:
+            raise ValueError(
+                f"Claim {self.name!r}: a deterministic claim is measured once, so it cannot be a rate claim"
+            )
 
     @property
     def over_seeds(self) -> bool:

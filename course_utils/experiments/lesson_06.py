@@ -186,31 +186,32 @@ CLAIMS: list[Claim] = [
     Claim(
         "06.slopes",
         "06",
-        "time against n over 512-2048: naive core slope in (1.6, 3.0), SDPA in (1.5, 2.6), projections in (0.4, 1.5), "
-        "each core's slope more than 0.4 above the projections'",
+        "time against n over 512-2048: the fused (SDPA) core's slope near 2, in (1.8, 2.2); the naive core's at or "
+        "above it, in (1.9, 3.0) (2.6-2.7 on an idle machine, lower when other jobs share the caches); the "
+        "projections' in (0.8, 1.2), each core's slope more than 0.6 above the projections'",
         "06 Time against sequence length (hidden asserts of the reveal)",
         (timing_sweep,),
         lambda seed, run: {"slopes": run(timing_sweep, seed)["slopes"]},
         lambda v: (
-            1.6 < v["slopes"]["naive"] < 3.0
-            and 1.5 < v["slopes"]["SDPA"] < 2.6
-            and 0.4 < v["slopes"]["projections"] < 1.5
-            and min(v["slopes"]["naive"], v["slopes"]["SDPA"]) - v["slopes"]["projections"] > 0.4
+            1.9 < v["slopes"]["naive"] < 3.0
+            and 1.8 < v["slopes"]["SDPA"] < 2.2
+            and 0.8 < v["slopes"]["projections"] < 1.2
+            and min(v["slopes"]["naive"], v["slopes"]["SDPA"]) - v["slopes"]["projections"] > 0.6
         ),
         quick=True,
     ),
     Claim(
         "06.crossover",
         "06",
-        "the core / projections time ratio grows more than 4x from n = 128 to 2048, is below 1 at n = 128 and "
-        "crosses 1 between n = 256 and 1024 (d_model = 256)",
+        "the core / projections time ratio grows more than 8x from n = 128 to 2048, is below 1 at n = 128 and "
+        "first reaches 1 at a length from 256 to 1024 (d_model = 256; the sweep's lengths are powers of 2)",
         "06 Where the core overtakes the projections (asserts)",
         (timing_sweep,),
         lambda seed, run: {
             k: run(timing_sweep, seed)[k] for k in ("ratio_growth", "crossover", "core_over_projections")
         },
         lambda v: (
-            v["ratio_growth"] > 4
+            v["ratio_growth"] > 8
             and v["core_over_projections"][0] < 1
             and v["crossover"] is not None
             and 256 <= v["crossover"] <= 1024
@@ -220,7 +221,8 @@ CLAIMS: list[Claim] = [
     Claim(
         "06.crossover_moves",
         "06",
-        "a wider model crosses later: d_model = 512 crosses after d_model = 128 (or not by n = 2048)",
+        "a wider model crosses later: d_model = 512 crosses after d_model = 128 (or not by n = 2048); each crossover "
+        "is the first power of 2 where the core takes at least the projections' time",
         "06 Move the crossover (asserts)",
         (crossover_widths,),
         lambda seed, run: run(crossover_widths, seed),
@@ -232,60 +234,63 @@ CLAIMS: list[Claim] = [
     Claim(
         "06.many_heads_slower",
         "06",
-        "64 heads of d_head 8 take more than 1.5x the time of 1 head of 512 on the naive path (same FLOPs)",
+        "64 heads of d_head 8 take more than 10x the time of 1 head of 512 on the naive path (same FLOPs)",
         "06 Many heads versus one wide head (hidden asserts of the reveal); guide 06",
         (heads_timing,),
         lambda seed, run: run(heads_timing, seed),
-        lambda v: v["ratio_64_over_1"] > 1.5,
+        lambda v: v["ratio_64_over_1"] > 10,
         quick=True,
     ),
     Claim(
         "06.many_heads_why",
         "06",
-        "control for the reasons given: with 64 heads the softmax (64x the scores) takes more than 10x longer, "
-        "and weights @ V (same FLOPs, thinner products) more than 2x longer, than with 1 head",
+        "a decomposition, not a control (it times the parts; it changes no cause while holding the rest): with 64 "
+        "heads the softmax (64x the scores) takes more than 40x longer, and weights @ V (same FLOPs, thinner "
+        "products) more than 3x longer, than with 1 head",
         "06 markdown after Many heads versus one wide head ('Same FLOPs, different times: ...')",
         (heads_timing_parts,),
         lambda seed, run: run(heads_timing_parts, seed),
-        lambda v: v["softmax_ratio"] > 10 and v["weights_at_v_ratio"] > 2,
+        lambda v: v["softmax_ratio"] > 40 and v["weights_at_v_ratio"] > 3,
         quick=True,
-        control=True,
+        control=True,  # the lesson does not run it (what the field marks); by its method a decomposition
     ),
     Claim(
         "06.tiled_same_order",
         "06",
-        "the NumPy tiled pass takes between 0.25x and 4x the naive pass's time at n = 1024 and 2048",
+        "the NumPy tiled pass takes the same order of time as the naive pass (between 0.4x and 2.5x) at n = 1024 "
+        "and 2048",
         "06 The speed claim, on a GPU and on this CPU (asserts)",
         (tiled_timing,),
         lambda seed, run: run(tiled_timing, seed),
-        lambda v: all(0.25 < r < 4 for r in v["tiled_over_naive"].values()),
+        lambda v: all(0.4 < r < 2.5 for r in v["tiled_over_naive"].values()),
         quick=True,
     ),
     Claim(
         "06.tiled_memory",
         "06",
-        "peak memory: naive slope in (1.7, 2.3), naive peak x 3.5-4.5 from n = 1024 to 2048, tiled slope < 1.3, "
-        "naive / tiled >= 10 at n = 2048",
+        "peak memory (tracemalloc, deterministic): naive slope in (1.9, 2.1), naive peak x 3.8-4.1 from n = 1024 "
+        "to 2048, tiled slope < 0.6, naive / tiled >= 40 at n = 2048",
         "06 Peak memory: naive versus tiled (hidden asserts of the reveal)",
         (tiled_memory,),
         lambda seed, run: run(tiled_memory, seed),
         lambda v: (
-            1.7 < v["slope_naive"] < 2.3
-            and 3.5 < v["doubling_naive"] < 4.5
-            and v["slope_tiled"] < 1.3
-            and v["ratio_2048"] >= 10
+            1.9 < v["slope_naive"] < 2.1
+            and 3.8 < v["doubling_naive"] < 4.1
+            and v["slope_tiled"] < 0.6
+            and v["ratio_2048"] >= 40
         ),
         quick=True,
+        deterministic=True,
     ),
     Claim(
         "06.kv_cache_time",
         "06",
-        "decoding 512 tokens with a KV cache takes less than half the time of re-projecting the prefix, and the time "
-        "ratio is smaller than the FLOP ratio (about 100x)",
+        "decoding 512 tokens with a KV cache takes less than a fifth of the time of re-projecting the prefix, and "
+        "the time ratio is smaller than the FLOP ratio (about 100x)",
         "06 Decoding one token at a time (asserts)",
         (kv_cache_timing,),
         lambda seed, run: run(kv_cache_timing, seed),
-        lambda v: 2 < v["time_ratio"] < v["flop_ratio"],
+        lambda v: 5 < v["time_ratio"] < v["flop_ratio"],
         quick=True,
     ),
 ]

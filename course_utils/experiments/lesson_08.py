@@ -235,11 +235,12 @@ CLAIMS: list[Claim] = [
     Claim(
         "08.no_positions",
         "08",
-        "without positional encoding, 100 training steps leave exact accuracy < 0.05 on the test set",
+        "without positional encoding, 100 training steps leave exact accuracy < 0.01 on the test set (the lesson "
+        "asserts < 0.05)",
         "08 Ablation: no positional encoding (asserts)",
         (no_positions,),
         lambda seed, run: run(no_positions, seed),
-        lambda v: v["exact"] < 0.05,
+        lambda v: v["exact"] < 0.01,
     ),
     Claim(
         "08.embedding_trap",
@@ -329,14 +330,15 @@ CLAIMS: list[Claim] = [
     Claim(
         "08.transformer_17_20",
         "08",
-        "the Transformer trained on 4-16 fails on most sequences of 17-20 (< 0.5 exact), below the GRU with attention",
+        "the Transformer trained on 4-16 fails on nearly every sequence of 17-20 (< 0.2 exact), below the GRU with "
+        "attention",
         "08 All three models (asserts); Common pitfalls",
         (transformer, gru_attention),
         lambda seed, run: {
             "transformer_17_20": run(transformer, seed)["buckets"]["17-20"],
             "gru_attention_17_20": run(gru_attention, seed)["buckets"]["17-20"],
         },
-        lambda v: v["transformer_17_20"] < 0.5 and v["transformer_17_20"] < v["gru_attention_17_20"],
+        lambda v: v["transformer_17_20"] < 0.2 and v["transformer_17_20"] < v["gru_attention_17_20"],
     ),
     Claim(
         "08.gru_longer_budget",
