@@ -12,7 +12,8 @@ Lessons never import this package: they call :mod:`course_utils.checks`. The map
 - ``misconceptions.py``: the catalogue of known mistakes, shared by every lesson (data only).
 - ``patches.py``: how the course's primitives behave under a misconception.
 - ``engine.py`` (the verdict), ``runner.py`` (time limit, state, what an answer called), ``compare.py``,
-  ``predictions.py``, ``hints.py``, ``log.py`` (the check log and its sinks).
+  ``predictions.py`` (a prediction's verdict), ``tries.py`` (the first try counts, until the reveal),
+  ``hints.py``, ``log.py`` (the check log and its sinks).
 - ``cases.py``: tools for lesson authors (distinct sizes, large scores, padding, counting drivers).
 - ``audit.py``: ``python -m course_utils.exercises.audit [--markdown]``, the per-exercise checker audit.
 

@@ -693,7 +693,7 @@ PREDICTIONS = [
                 "the projections' slope: each token is projected once, but the core compares every "
                 "query with every key",
             ),
-            KnownWrong(3, None, "a cube; the core's FLOPs are 4·n²·d_model: n² score entries, d_model work each"),
+            KnownWrong(3, None, "a cube: think about how many score entries the core computes, and the work per entry"),
         ),
     ),
     Prediction(

@@ -2,8 +2,11 @@
 
 :func:`judge_prediction` answers any value in words and never raises: a huge int (``10**400``), NaN, inf, a
 string, an array. A number is right within the prediction's tolerance (never a factor of two); a known
-wrong value is named with the idea behind it ("8 is the standard deviation, √64; the variance is its
-square"); an index or a label is right or not, never "off by 1".
+wrong value is named with the idea behind it ("8 is the standard deviation, not the variance: how do the
+variances of independent terms add up?"); any other wrong value is pointed at the idea to rethink
+(:attr:`Prediction.rethink`). A wrong message never states the right value, a ratio or a distance to it;
+"too high" / "too low" only for a prediction whose order of magnitude is the point (``magnitude=True``).
+Which try counts (the first) is :mod:`course_utils.exercises.tries`.
 
 Introduced in notebooks/00_start_here.ipynb (``checks.predict``).
 """
@@ -18,7 +21,7 @@ import numpy as np
 
 from course_utils.exercises.compare import describe, format_number, is_array, safe_repr
 
-__all__ = ["PredictionVerdict", "judge_prediction"]
+__all__ = ["PredictionVerdict", "judge_prediction", "rethink"]
 
 
 @dataclass
@@ -69,17 +72,18 @@ def _number_words(x: Fraction) -> str:
     return format_number(float(x))
 
 
-def _ratio_words(ratio: Fraction) -> str:
-    """'about 12 times' or 'about 10^394 times' for ratios of 10 and more."""
-    exponent = math.log10(ratio.numerator) - math.log10(ratio.denominator)
-    if exponent < 6:
-        return f"about {float(ratio):.2g} times"
-    return f"about 10^{round(exponent)} times"
+def rethink(prediction) -> str:
+    """The idea a wrong prediction is pointed at: the prediction's own ``rethink``, else its section."""
+    if prediction.rethink:
+        return prediction.rethink
+    if prediction.section:
+        return f"what «{prediction.section}» says"
+    return "the step that produces this value"
 
 
-def _percent(rel: Fraction) -> str:
-    pct = float(rel) * 100
-    return f"{pct:.2g}%" if pct < 10 else f"{pct:.0f}%"
+def _not_quite(prediction, opening: str = "Not quite.") -> str:
+    """A wrong prediction that is no known idea: the idea to rethink, never the value, a ratio or a distance."""
+    return f"❌ {opening} Think again about {rethink(prediction)}, then run the next cell and see."
 
 
 def _close(prediction, value: Fraction, answer: Fraction) -> bool:
@@ -109,13 +113,10 @@ def _judge_shape(prediction, value):
     if known is not None:
         return PredictionVerdict("wrong", f"❌ {shape} is {known.why}. Run the next cell and see.", known.id)
     if len(shape) != len(answer):
-        text = f"the answer has {len(answer)} axes and yours has {len(shape)}"
-    elif sorted(shape) == sorted(answer):
-        text = "the right sizes, in another order: which axis comes where?"
-    else:
-        off = sum(a != b for a, b in zip(shape, answer, strict=True))
-        text = f"{off} of {len(answer)} axes are off"
-    return PredictionVerdict("wrong", f"❌ Not quite: {text}. Run the next cell and see why.")
+        return PredictionVerdict("wrong", _not_quite(prediction, "Not quite: which axes does this step keep?"))
+    if sorted(shape) == sorted(answer):
+        return PredictionVerdict("wrong", _not_quite(prediction, "Not quite: which axis comes where?"))
+    return PredictionVerdict("wrong", _not_quite(prediction))
 
 
 def _judge_number(prediction, value):
@@ -131,26 +132,9 @@ def _judge_number(prediction, value):
         return PredictionVerdict(
             "wrong", f"❌ {_number_words(number)} is {known.why}. Run the next cell and see.", known.id
         )
-    off = number - answer
-    direction = "high" if off > 0 else "low"
-    if answer == 0:
-        return PredictionVerdict("wrong", f"❌ Off by {_number_words(abs(off))} (too {direction}). Run the next cell.")
-    rel = abs(off) / abs(answer)
-    if number != 0 and (number > 0) != (answer > 0):
-        return PredictionVerdict("wrong", "❌ The sign is wrong. Run the next cell and see why.")
-    if rel >= 9:
-        ratio = abs(number) / abs(answer)
-        return PredictionVerdict(
-            "wrong", f"❌ Far too {direction}: {_ratio_words(ratio)} the answer. Run the next cell."
-        )
-    if direction == "low" and abs(number) * 9 <= abs(answer):
-        ratio = abs(answer) / max(abs(number), Fraction(1, 10**300))
-        return PredictionVerdict(
-            "wrong", f"❌ Far too low: the answer is {_ratio_words(ratio)} yours. Run the next cell."
-        )
-    return PredictionVerdict(
-        "wrong", f"❌ Off by {_number_words(abs(off))} ({_percent(rel)} too {direction}). Run the next cell."
-    )
+    if prediction.magnitude and number != answer:
+        return PredictionVerdict("wrong", _not_quite(prediction, "Too high." if number > answer else "Too low."))
+    return PredictionVerdict("wrong", _not_quite(prediction))
 
 
 def _judge_index(prediction, value):
@@ -166,7 +150,7 @@ def _judge_index(prediction, value):
     known = _known(prediction, lambda v: int(v) == int(value))
     if known is not None:
         return PredictionVerdict("wrong", f"❌ {int(value)} is {known.why}. Run the next cell and see.", known.id)
-    return PredictionVerdict("wrong", "❌ Not this one. Run the next cell and see where it is.")
+    return PredictionVerdict("wrong", _not_quite(prediction, "Not this one."))
 
 
 def _normalised(value):
@@ -204,7 +188,7 @@ def _judge_choice(prediction, value):
         return PredictionVerdict(
             "wrong", f"❌ {safe_repr(matches[0])} is {known.why}. Run the next cell and see.", known.id
         )
-    return PredictionVerdict("wrong", "❌ Not this one. Run the next cell and see what happens.")
+    return PredictionVerdict("wrong", _not_quite(prediction, "Not this one."))
 
 
 def _as_int_set(value):
@@ -241,13 +225,10 @@ def _judge_set(prediction, value):
         return PredictionVerdict(
             "wrong", f"❌ {_set_words(given)} is {known.why}. Run the next cell and see.", known.id
         )
-    missing, extra = len(answer - given), len(given - answer)
-    parts = []
-    if missing:
-        parts.append(f"{missing} {'is' if missing == 1 else 'are'} missing")
-    if extra:
-        parts.append(f"{extra} {'does' if extra == 1 else 'do'} not belong")
-    return PredictionVerdict("wrong", f"❌ Not quite: {' and '.join(parts)}. Run the next cell and see which.")
+    opening = "Not quite: some are missing." if answer - given else "Not quite: some do not belong."
+    if answer - given and given - answer:
+        opening = "Not quite: some are missing and some do not belong."
+    return PredictionVerdict("wrong", _not_quite(prediction, opening))
 
 
 def judge_prediction(prediction, value) -> PredictionVerdict:
@@ -258,7 +239,7 @@ def judge_prediction(prediction, value) -> PredictionVerdict:
     >>> from course_utils.exercises import Prediction
     >>> p = Prediction("01.var", "Var(q · k) for d_head = 64?", "number", 64)
     >>> judge_prediction(p, 10**400).message
-    '❌ Far too high: about 10^398 times the answer. Run the next cell.'
+    '❌ Not quite. Think again about the step that produces this value, then run the next cell and see.'
     >>> judge_prediction(p, float("nan")).status
     'not_answered'
     """
