@@ -14,6 +14,9 @@ Lessons never import this package: they call :mod:`course_utils.checks`. The map
 - ``engine.py`` (the verdict), ``runner.py`` (time limit, state, what an answer called), ``compare.py``,
   ``predictions.py`` (a prediction's verdict), ``tries.py`` (the first try counts, until the reveal),
   ``hints.py``, ``log.py`` (the check log and its sinks).
+- ``relations.py`` (a mistake named by how the answer's output relates to the right one), ``mutations.py``
+  (the reference with one step varied), ``traces.py`` (a function's intermediate arrays, where a NaN first
+  appears): a name only when one relation explains every failing case.
 - ``cases.py``: tools for lesson authors (distinct sizes, large scores, padding, counting drivers).
 - ``audit.py``: ``python -m course_utils.exercises.audit [--markdown]``, the per-exercise checker audit.
 

@@ -39,7 +39,7 @@ import numpy as np
 
 from course_utils.exercises import log as check_log
 from course_utils.exercises import misconceptions as catalogue
-from course_utils.exercises import patches
+from course_utils.exercises import mutations, patches, relations, traces
 from course_utils.exercises._model import AnswerRefused, Case
 from course_utils.exercises.cases import state_dict_problem
 from course_utils.exercises.compare import compare, describe, is_array, safe_str, shorten, type_name
@@ -89,6 +89,7 @@ class Verdict:
     detail: str
     misconception: str | None = None
     helper: str | None = None  # the course helper a refused answer delegated to
+    relation: str | None = None  # the relation to the right output that explains every failing case (relations.py)
 
 
 @dataclass
@@ -750,10 +751,73 @@ def judge(exercise, answer, *, time_limit_s: float | None = None) -> Verdict:
     i, problem = first_wrong
     with course_defaults():
         sentence, mid = _named(exercise, prepared, results, n)
+        sentence, mid, relation = _by_relation(exercise, prepared, answer, results, n, sentence, mid)
     detail = f"{name}: {_case(exercise, i, n)} is wrong: {problem}."
     if sentence:
         detail = f"{detail} {sentence}"
-    return Verdict("wrong", detail + stubs_note, mid)
+    return Verdict("wrong", detail + stubs_note, mid, relation=relation)
+
+
+def _by_relation(exercise, prepared, answer, results, n, sentence, mid):
+    """A name only when it explains every failing case (issue 26 §2): the catalogue's, else a relation's.
+
+    Returns ``(sentence, misconception id or None, relation key or None)``. A catalogue match on some cases
+    keeps its sentence but names nothing; an output with NaN says where the NaN first appears.
+    """
+    found, wrong = _match(exercise, prepared, results)
+    full = False
+    if found is not None:
+        fit, explained, contradicted = found
+        rest = wrong - explained
+        full = not rest and (not contradicted or _uniform_components(exercise, prepared, explained, len(results)))
+    failing = sorted({i for i, _ in wrong})
+    nan_note = ""
+    nan_only = bool(failing)
+    for i in failing:
+        expected, row = prepared.expected[i], results[i]
+        got_nan = row[0] == "ok" and traces.has_nan(row[1]) and not traces.has_nan(expected)
+        if got_nan and not nan_note:
+            origin = traces.nan_origin(
+                lambda i=i: _run_seeded(exercise, answer, prepared.cases[i], i), own_codes(answer)
+            )
+            nan_note = f" The first NaN appears in {origin}." if origin else ""
+        nan_only = nan_only and got_nan and traces.all_nan(row[1])
+    if full:  # NaN or not, the same cases fail, the same way, as under the mistake: a fingerprint, not one case
+        return sentence + nan_note, mid, None
+    if nan_only:  # nothing but NaN, and no mistake fails on exactly these cases: say where the NaN comes from
+        return nan_note.strip(), None, None
+    triples = [
+        relations.Triple(
+            _case(exercise, i, n),
+            prepared.cases[i],
+            prepared.expected[i],
+            results[i][1],
+            traces.earlier_steps(
+                lambda i=i: _run_seeded(exercise, exercise.reference, prepared.cases[i], i, as_given=True),
+                own_codes(exercise.reference),
+            ),
+            i,
+        )
+        for i in failing
+        if results[i][0] == "ok"
+    ]
+    extra = mutations.finder(
+        exercise, lambda fn, args, i: _run_seeded(exercise, fn, args, i, as_given=True), prepared.codes
+    )
+    explanation = relations.explain(exercise, triples, extra=extra)
+    if explanation.named:
+        text = explanation.sentence
+        if explanation.misconception:
+            text += f" It looks like a known mistake: {_reread(explanation.misconception)}."
+        return text + nan_note, explanation.misconception, explanation.key
+    if sentence:  # a catalogue match on some cases only: said, not named
+        return sentence + nan_note, None, None
+    return (explanation.sentence + nan_note).strip(), None, None
+
+
+def _run_seeded(exercise, answer, args, i, *, as_given=False):
+    with seeded(i), np.errstate(all="ignore"):
+        return call(exercise, answer, args, as_given=as_given)
 
 
 def _forbidden(exercise, helper) -> Verdict:
