@@ -122,9 +122,10 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     returned = fn if verdict.status == "passed" else exercise.reference
     engine.remember_check(exercise.id, verdict.status, returned)
     hint_book.remember_verdict(exercise.id, verdict.status, verdict.misconception, verdict.detail)
+    fields = {"relation": verdict.relation} if getattr(verdict, "relation", None) else {}
     check_log.write(
         check_log.build(
-            "check", exercise.id, verdict.status, misconception=verdict.misconception, detail=verdict.detail
+            "check", exercise.id, verdict.status, misconception=verdict.misconception, detail=verdict.detail, **fields
         )
     )
     if strict and verdict.status != "passed":

@@ -21,7 +21,17 @@ import numpy as np
 
 from course_utils.exercises.compare import describe, format_number, is_array, safe_repr
 
-__all__ = ["PredictionVerdict", "judge_prediction", "rethink"]
+__all__ = [
+    "PredictionVerdict",
+    "judge_prediction",
+    "rethink",
+    "as_shape",
+    "as_number",
+    "as_int_set",
+    "number_words",
+    "set_words",
+    "normalised",
+]
 
 
 @dataclass
@@ -33,7 +43,7 @@ class PredictionVerdict:
     known_wrong: str | None = None
 
 
-def _as_shape(value):
+def as_shape(value):
     if is_array(value):
         return None
     if type(value).__name__ == "Size":  # torch.Size
@@ -45,7 +55,7 @@ def _as_shape(value):
     return None
 
 
-def _as_number(value):
+def as_number(value):
     """A Fraction for a real number (a one-element array counts), the words for a value that is not one."""
     if is_array(value):
         try:
@@ -65,7 +75,7 @@ def _as_number(value):
     return Fraction(int(value)) if isinstance(value, (int, np.integer)) else Fraction(float(value)), None
 
 
-def _number_words(x: Fraction) -> str:
+def number_words(x: Fraction) -> str:
     if x.denominator == 1:
         digits = len(str(abs(x.numerator)))
         return f"{int(x):,}" if digits <= 16 else f"a {digits}-digit number"
@@ -102,7 +112,7 @@ def _known(prediction, matches):
 
 def _judge_shape(prediction, value):
     answer = tuple(prediction.value())
-    shape = _as_shape(value)
+    shape = as_shape(value)
     if shape is None:
         return PredictionVerdict(
             "not_answered", f"❓ A shape is a tuple of ints, like (2, 3); you wrote {describe(value)}."
@@ -121,16 +131,16 @@ def _judge_shape(prediction, value):
 
 def _judge_number(prediction, value):
     answer_value = prediction.value()
-    answer, _ = _as_number(answer_value)
-    number, problem = _as_number(value)
+    answer, _ = as_number(answer_value)
+    number, problem = as_number(value)
     if number is None:
         return PredictionVerdict("not_answered", f"❓ This prediction is {problem}.")
     if _close(prediction, number, answer):
-        return PredictionVerdict("right", f"✅ Right: {_number_words(answer)}.")
-    known = _known(prediction, lambda v: _close(prediction, number, _as_number(v)[0]))
+        return PredictionVerdict("right", f"✅ Right: {number_words(answer)}.")
+    known = _known(prediction, lambda v: _close(prediction, number, as_number(v)[0]))
     if known is not None:
         return PredictionVerdict(
-            "wrong", f"❌ {_number_words(number)} is {known.why}. Run the next cell and see.", known.id
+            "wrong", f"❌ {number_words(number)} is {known.why}. Run the next cell and see.", known.id
         )
     if prediction.magnitude and number != answer:
         return PredictionVerdict("wrong", _not_quite(prediction, "Too high." if number > answer else "Too low."))
@@ -153,7 +163,7 @@ def _judge_index(prediction, value):
     return PredictionVerdict("wrong", _not_quite(prediction, "Not this one."))
 
 
-def _normalised(value):
+def normalised(value):
     """What a choice is compared by: a string stripped, lower-cased, its spaces collapsed; NumPy scalars as Python's."""
     if isinstance(value, str):
         return " ".join(value.split()).lower()
@@ -168,7 +178,7 @@ def _normalised(value):
 
 def _same_choice(a, b) -> bool:
     """Equal by value within one kind: a bool never equals an int (True is not 1), an int equals an integral float."""
-    a, b = _normalised(a), _normalised(b)
+    a, b = normalised(a), normalised(b)
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
@@ -191,7 +201,7 @@ def _judge_choice(prediction, value):
     return PredictionVerdict("wrong", _not_quite(prediction, "Not this one."))
 
 
-def _as_int_set(value):
+def as_int_set(value):
     """A frozenset of ints from a set, frozenset, list, tuple or 1-D integer array; None for anything else."""
     if is_array(value):
         if len(tuple(value.shape)) != 1:
@@ -207,24 +217,22 @@ def _as_int_set(value):
     return frozenset(items)
 
 
-def _set_words(values) -> str:
+def set_words(values) -> str:
     return "{" + ", ".join(str(v) for v in sorted(values)) + "}" if values else "the empty set"
 
 
 def _judge_set(prediction, value):
-    answer = _as_int_set(prediction.value())
-    given = _as_int_set(value)
+    answer = as_int_set(prediction.value())
+    given = as_int_set(value)
     if given is None:
         return PredictionVerdict(
             "not_answered", f"❓ This prediction is a set of whole numbers, like {{0, 2}}; you wrote {describe(value)}."
         )
     if given == answer:
-        return PredictionVerdict("right", f"✅ Right: {_set_words(answer)}.")
-    known = _known(prediction, lambda v: _as_int_set(v) == given)
+        return PredictionVerdict("right", f"✅ Right: {set_words(answer)}.")
+    known = _known(prediction, lambda v: as_int_set(v) == given)
     if known is not None:
-        return PredictionVerdict(
-            "wrong", f"❌ {_set_words(given)} is {known.why}. Run the next cell and see.", known.id
-        )
+        return PredictionVerdict("wrong", f"❌ {set_words(given)} is {known.why}. Run the next cell and see.", known.id)
     opening = "Not quite: some are missing." if answer - given else "Not quite: some do not belong."
     if answer - given and given - answer:
         opening = "Not quite: some are missing and some do not belong."
