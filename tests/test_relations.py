@@ -229,3 +229,20 @@ def test_coinciding_sizes_lists_equal_whole_numbers_and_twos():
 
     assert relations.coinciding_sizes((3, 2, 4, 4), count) == ["layers=2", "heads=4", "bytes_per_value=4"]
     assert relations.coinciding_sizes((3, 5, 7, 6), count) == []
+
+
+def test_the_first_hint_after_a_relation_points_at_the_step_not_at_the_first_entry(capsys):
+    from course_utils import checks
+    from course_utils.exercises import hints
+
+    hints.forget()
+
+    def dot_scores(q, k):
+        return q @ k.T / math.sqrt(q.shape[-1])
+
+    checks.check("00.dot_scores", dot_scores)
+    checks.hint("00.dot_scores")
+    out = capsys.readouterr().out
+    assert "Your last check said how your result relates to the right one" in out
+    assert "work that case out by hand" not in out
+    hints.forget()

@@ -746,6 +746,7 @@ PREDICTIONS = [
         answer=1 / 3,
         rtol=0.12,
         section="01 · Attention is a soft dictionary look-up",
+        rethink="the three dot products q · k, and what a softmax does with them",
         known_wrong=(
             KnownWrong(
                 1,
@@ -794,6 +795,7 @@ PREDICTIONS = [
         answer=64,
         rtol=0.1,
         section=_SCALE_SECTION,
+        rethink="how the variances of independent products add up",
         known_wrong=(
             KnownWrong(
                 8,
@@ -819,6 +821,7 @@ PREDICTIONS = [
         answer=1,
         rtol=0.1,
         section=_SCALE_SECTION,
+        rethink="what dividing a quantity by c does to its variance",
         known_wrong=(
             KnownWrong(
                 8,
@@ -840,6 +843,7 @@ PREDICTIONS = [
         kind="index",
         answer=0,
         section="01 · Look at the weights",
+        rethink="which word each column of the row stands for",
         known_wrong=(
             KnownWrong(
                 1,
@@ -856,6 +860,7 @@ PREDICTIONS = [
         answer=0.125,
         rtol=0.01,
         section="01 · Explore: d_head and temperature",
+        rethink="what the scale does to the scores, and what a temperature does to them",
         known_wrong=(
             KnownWrong(
                 8,

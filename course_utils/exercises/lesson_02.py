@@ -833,6 +833,7 @@ PREDICTIONS = [
         kind="number",
         answer=15,
         section="02 · Causal masks",
+        rethink="how many keys each query may see, itself included",
         known_wrong=(
             KnownWrong(
                 10,
@@ -887,6 +888,7 @@ PREDICTIONS = [
         kind="number",
         answer=64,
         section="02 · The gradients of a loss that ignores the empty sequence",
+        rethink="which entries of W.grad the empty sequence's NaN weights reach in the backward pass",
         known_wrong={
             0: (
                 "fill_minus_inf",
@@ -946,6 +948,7 @@ PREDICTIONS = [
         kind="number",
         answer=1,
         section="02 · Practical masking APIs",
+        rethink="how is_causal=True lines its triangle up when there are more keys than queries",
         known_wrong=(
             KnownWrong(
                 5,
@@ -961,6 +964,7 @@ PREDICTIONS = [
         kind="number",
         answer=2,
         section="02 · The no-leak test",
+        rethink="which positions read the tokens that changed, under a causal mask",
         known_wrong=(
             KnownWrong(
                 0,
@@ -980,6 +984,7 @@ PREDICTIONS = [
         kind="number",
         answer=6,
         section="02 · The no-leak test",
+        rethink="which positions read the tokens that changed when nothing is masked",
         known_wrong=(
             KnownWrong(
                 2,

@@ -890,6 +890,7 @@ PREDICTIONS = [
         kind="number",
         answer=4 * 512 * 512 + 4 * 512,
         section=_S_PARAMS,
+        rethink="every matrix and every bias of the four projections",
         known_wrong=(
             KnownWrong(
                 3 * 512 * 512,
@@ -944,6 +945,8 @@ PREDICTIONS = [
         kind="number",
         answer=1024,
         section="03 · Where is the crossover?",
+        rethink="the projections' FLOPs and the core's FLOPs as functions of n, set equal",
+        magnitude=True,
         known_wrong=(
             KnownWrong(
                 512,

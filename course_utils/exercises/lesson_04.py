@@ -1364,6 +1364,7 @@ PREDICTIONS = [
         answer=1 / 8,
         rtol=0.25,
         section="04 · Train it: retrieval by similarity",
+        rethink="how a layer that knows nothing yet shares its weight among the keys",
         known_wrong=(
             KnownWrong(
                 1.0,

@@ -545,6 +545,7 @@ PREDICTIONS = [
         kind="index",
         answer=4,
         section=_S_TASK,
+        rethink="which position comes just before the query",
         known_wrong=(
             KnownWrong(6, "next_token_diagonal", "the next token: think about which position comes just before"),
         ),
@@ -555,6 +556,7 @@ PREDICTIONS = [
         kind="index",
         answer=0,
         section=_S_TASK,
+        rethink="where Python's positions start",
         known_wrong=(KnownWrong(1, None, "counting from 1: think about where Python's positions start"),),
     ),
     Prediction(
@@ -564,6 +566,7 @@ PREDICTIONS = [
         kind="index",
         answer=9,
         section=_S_TASK,
+        rethink="where the other token with the query's shape sits",
         known_wrong=(
             KnownWrong(5, "matching_includes_self", "the query itself; the question asks for the *other* token"),
         ),
@@ -598,6 +601,7 @@ PREDICTIONS = [
         answer=8,
         rtol=0.1,
         section=_S_LAYERS,
+        rethink="how the parameters of one layer depend on its number of heads",
         known_wrong=(
             KnownWrong(
                 1,

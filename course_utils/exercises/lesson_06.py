@@ -686,6 +686,7 @@ PREDICTIONS = [
         answer=2,
         rtol=0.1,
         section="06 · Time against sequence length",
+        rethink="how the number of score entries grows with n",
         known_wrong=(
             KnownWrong(
                 1,
@@ -720,6 +721,7 @@ PREDICTIONS = [
         answer=4,
         rtol=0.15,
         section="06 · Peak memory: naive versus tiled",
+        rethink="which array of the naive pass is the largest at long n, and how it grows",
         known_wrong=(
             KnownWrong(
                 2,

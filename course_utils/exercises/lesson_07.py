@@ -728,6 +728,7 @@ PREDICTIONS = [
         kind="index",
         answer=3,
         section="07 · Teacher forcing, done right",
+        rethink="where the end marker goes after the last symbol",
         known_wrong={
             4: ("eos_after_padding", "the last column, which is padding: think about where 'hij''s last symbol sits"),
             2: (None, "the position of a symbol: think about where the end marker goes"),
@@ -749,6 +750,7 @@ PREDICTIONS = [
         kind="index",
         answer=10,
         section="07 · What the attention looks at",
+        rethink="which source position step 0 reads when the output is the source reversed",
         known_wrong={
             3: (None, "the step's own position: that would copy the source, not reverse it"),
             11: (None, "n - t: check it on step 0: which position must it read?"),

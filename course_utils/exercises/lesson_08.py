@@ -841,6 +841,7 @@ PREDICTIONS = [
         answer=1.0,
         rtol=0.05,
         section="08 · Gradient clipping",
+        rethink="what clip_grad_norm_ does to a gradient whose norm is above max_norm",
         known_wrong={
             50.0: (
                 None,

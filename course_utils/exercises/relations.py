@@ -358,9 +358,13 @@ def _difference(e, g, args, names, atol, rtol) -> list:
             out.append(Finding(f"term:-{name}", f"the right one without `{name}`: a term (a residual?) left out"))
     if out or np.allclose(d, 0, atol=atol):
         return out
-    if _close(d, np.full_like(d, d.flat[0]), atol, rtol):
+    if d.size > 1 and _close(d, np.full_like(d, d.flat[0]), atol, rtol):
         out.append(Finding("offset", "the right one plus one constant"))
-    elif d.ndim >= 2 and _close(d, np.broadcast_to(d.reshape(-1, d.shape[-1])[:1], d.shape), atol, rtol):
+    elif (
+        d.ndim >= 2
+        and d.size > d.shape[-1]
+        and _close(d, np.broadcast_to(d.reshape(-1, d.shape[-1])[:1], d.shape), atol, rtol)
+    ):
         out.append(Finding("bias", "off by the same vector in every row: a bias added or left out"))
     return out
 
