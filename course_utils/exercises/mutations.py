@@ -181,11 +181,16 @@ def _sites(tree) -> list:
             if method == "masked_fill" and node.args:
                 words = "the right computation with the mask's polarity flipped"
                 out.append(("mask:masked_fill", words, "mask_inverted", (node.args, 0), _inverted(node.args[0])))
+                if isinstance(node.func, ast.Attribute):
+                    words = "the right computation with a mask left out (nothing filled)"
+                    out.append(("mask:dropped", words, "mask_ignored", None, (node, node.func.value)))
             if method == "where" and len(node.args) == 3:
                 swapped = copy.deepcopy(node)
                 swapped.args[1], swapped.args[2] = node.args[2], node.args[1]
                 words = "the right computation with the two branches of a `where` swapped (a mask read the other way)"
                 out.append(("mask:where", words, "mask_inverted", None, (node, swapped)))
+                words = "the right computation with a mask left out (the `where` always takes its first branch)"
+                out.append(("mask:dropped", words, "mask_ignored", None, (node, node.args[1])))
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
             words = "the right computation with a mask used the other way round (a `~` left out)"
             out.append(("mask:invert", words, "mask_inverted", None, (node, node.operand)))

@@ -185,6 +185,32 @@ def _permuted(e, g, atol, rtol) -> list:
     return out
 
 
+def _reordered(e, g, atol, rtol) -> list:
+    """The right slices along one axis, in another order (columns swapped, halves exchanged, reversed)."""
+    if e.shape != g.shape:
+        return []
+    out = []
+    for axis in range(e.ndim):
+        n = e.shape[axis]
+        if n < 2 or n > 256:
+            continue
+        right = [np.take(e, i, axis=axis) for i in range(n)]
+        order = []
+        for i in range(n):
+            mine = np.take(g, i, axis=axis)
+            match = [j for j in range(n) if j not in order and _close(right[j], mine, atol, rtol)]
+            if not match:
+                break
+            order.append(match[0])
+        if len(order) == n and order != list(range(n)):
+            if order == list(range(n))[::-1]:
+                words = f"the right values in reverse order along axis {axis - e.ndim}"
+            else:
+                words = f"the right values with the positions along axis {axis - e.ndim} in another order"
+            out.append(Finding(f"reordered:{axis - e.ndim}", words))
+    return out
+
+
 def _triangle(mask) -> tuple | None:
     """``("lower", k)`` when ``mask[..., i, j] == (j - i <= k)`` everywhere, ``("upper", k)`` for ``j - i >= k``."""
     if mask.ndim < 2:
@@ -419,6 +445,7 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
     factor = _safe(_factor, e, g, labels, atol, rtol)
     return (
         _safe(_permuted, e, g, atol, rtol)
+        + _safe(_reordered, e, g, atol, rtol)
         + _safe(_steps, e, g, steps, atol, rtol)
         + _safe(_softmax_relations, e, g, labels)
         + (factor or _safe(_per_slice, e, g, atol, rtol))
