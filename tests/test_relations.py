@@ -246,3 +246,16 @@ def test_the_first_hint_after_a_relation_points_at_the_step_not_at_the_first_ent
     assert "Your last check said how your result relates to the right one" in out
     assert "work that case out by hand" not in out
     hints.forget()
+
+
+def test_the_right_slices_in_another_order_and_a_mask_left_out():
+    x = np.random.default_rng(4).standard_normal((3, 5))
+    ex = exercises.get("01.softmax_along")
+    assert "reordered:-1" in [f.key for f in findings(ex, (x,), x, x[:, ::-1])]
+    assert "reordered:-1" in [f.key for f in findings(ex, (x,), x, x[:, [1, 0, 2, 3, 4]])]
+
+    def reference(scores, mask):
+        return scores.masked_fill(~mask, float("-inf")).softmax(-1)
+
+    dropped = [m for m in mutations.mutants(reference) if m.key.startswith("mutant:mask:dropped")]
+    assert dropped and dropped[0].misconception == "mask_ignored"
