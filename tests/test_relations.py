@@ -259,3 +259,8 @@ def test_the_right_slices_in_another_order_and_a_mask_left_out():
 
     dropped = [m for m in mutations.mutants(reference) if m.key.startswith("mutant:mask:dropped")]
     assert dropped and dropped[0].misconception == "mask_ignored"
+
+
+def test_an_answer_of_zeros_is_related_to_nothing():
+    verdict = _judge("00.dot_scores", lambda q, k: np.zeros((len(q), len(k))))
+    assert verdict.relation is None and verdict.detail.endswith("got 0.")  # lesson 00's stored output

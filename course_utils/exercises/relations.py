@@ -250,7 +250,7 @@ def _factor(e, g, labels, atol, rtol) -> list:
     if not finite.all() or not np.abs(e).max(initial=0) > 0:
         return []
     c = float((e * g).sum() / (e * e).sum())
-    if not math.isfinite(c) or math.isclose(c, 1.0, rel_tol=1e-4) or not _close(c * e, g, atol, rtol):
+    if abs(c) < 1e-6 or not math.isfinite(c) or math.isclose(c, 1.0, rel_tol=1e-4) or not _close(c * e, g, atol, rtol):
         return []
     out = [
         Finding(f"factor:{label}", f"the right one times {label}")
@@ -442,6 +442,8 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
     e, g = e.astype(float), g.astype(float)
     if np.isnan(g).any() and not np.isnan(e).any():
         return []  # a NaN is explained by where it first appears, never by a mistake that makes NaNs
+    if not np.any(g) and np.any(e):
+        return []  # zeros everywhere relate to anything: that is no relation
     factor = _safe(_factor, e, g, labels, atol, rtol)
     return (
         _safe(_permuted, e, g, atol, rtol)
