@@ -264,3 +264,10 @@ def test_the_right_slices_in_another_order_and_a_mask_left_out():
 def test_an_answer_of_zeros_is_related_to_nothing():
     verdict = _judge("00.dot_scores", lambda q, k: np.zeros((len(q), len(k))))
     assert verdict.relation is None and verdict.detail.endswith("got 0.")  # lesson 00's stored output
+
+
+def test_one_number_is_never_named_just_a_constant_times_the_right_one():
+    ex = exercises.get("01.score_scale")
+    args = (16, 1.0)
+    assert "factor" not in _keys("01.score_scale", args, 4.0, 3.0)  # 0.75 times: true of any two numbers
+    assert "factor:1/d_head" in [f.key for f in findings(ex, args, 4.0, 0.25)]  # a size in scope still says something

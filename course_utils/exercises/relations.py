@@ -257,6 +257,8 @@ def _factor(e, g, labels, atol, rtol) -> list:
         for value, label in _factors(labels)
         if math.isclose(c, value, rel_tol=1e-4)
     ]
+    if e.size < 2:  # one number is always some constant times another: only a size in scope says something
+        return out
     if math.isclose(c, -1.0, rel_tol=1e-4):
         out.append(Finding("negated", "the right one negated"))
     out.append(Finding("factor", "the right one times a constant"))
