@@ -271,3 +271,21 @@ def test_one_number_is_never_named_just_a_constant_times_the_right_one():
     args = (16, 1.0)
     assert "factor" not in _keys("01.score_scale", args, 4.0, 3.0)  # 0.75 times: true of any two numbers
     assert "factor:1/d_head" in [f.key for f in findings(ex, args, 4.0, 0.25)]  # a size in scope still says something
+
+
+def test_a_nan_never_matches_a_mutant_that_makes_nans():
+    def softmax_along(x, axis=-1):  # the minimum subtracted: large exponents overflow, NaN on large scores
+        exps = np.exp(x - x.min(axis=axis, keepdims=True))
+        return exps / exps.sum(axis=axis, keepdims=True)
+
+    verdict = _judge("01.softmax_along", softmax_along)
+    assert verdict.relation is None or not verdict.relation.startswith("mutant:"), verdict.detail
+    assert verdict.misconception != "mask_inverted", verdict.detail
+
+
+def test_transposed_output_is_said_in_words_without_the_scores_entry_of_the_catalogue():
+    x = np.random.default_rng(5).standard_normal((2, 3, 4))
+    found = [
+        f for f in findings(exercises.get("01.softmax_along"), (x,), x, x.swapaxes(-1, -2)) if f.key == "transposed"
+    ]
+    assert found and found[0].misconception is None

@@ -177,9 +177,7 @@ def _permuted(e, g, atol, rtol) -> list:
         if moved.shape == g.shape and _close(moved.astype(float), g.astype(float), atol, rtol):
             swapped_last = perm == (*range(e.ndim - 2), e.ndim - 1, e.ndim - 2)
             if swapped_last:
-                out.append(
-                    Finding("transposed", "the right one transposed: its last two axes swapped", "scores_transposed")
-                )
+                out.append(Finding("transposed", "the right one transposed: its last two axes swapped"))
             else:
                 out.append(Finding(f"permuted:{perm}", f"the right values with the axes in the order {perm}"))
     return out
