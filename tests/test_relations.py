@@ -289,3 +289,19 @@ def test_transposed_output_is_said_in_words_without_the_scores_entry_of_the_cata
         f for f in findings(exercises.get("01.softmax_along"), (x,), x, x.swapaxes(-1, -2)) if f.key == "transposed"
     ]
     assert found and found[0].misconception is None
+
+
+def test_a_mistake_is_named_when_it_explains_every_failing_case_but_those_whose_nan_is_located():
+    torch = pytest.importorskip("torch")
+
+    def masked_attention(query, key, value, mask=None):  # softmax down the queries, -inf fill: NaN on an empty row
+        scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-2)
+        return weights @ value, weights
+
+    verdict = _judge("02.masked_attention", masked_attention)
+    assert verdict.misconception == "softmax_wrong_axis", verdict.detail
+    assert "your result has NaN instead" in verdict.detail
+    assert "The first NaN appears in `weights`, after your line" in verdict.detail

@@ -765,14 +765,10 @@ def _by_relation(exercise, prepared, answer, results, n, sentence, mid):
     keeps its sentence but names nothing; an output with NaN says where the NaN first appears.
     """
     found, wrong = _match(exercise, prepared, results)
-    full = False
-    if found is not None:
-        fit, explained, contradicted = found
-        rest = wrong - explained
-        full = not rest and (not contradicted or _uniform_components(exercise, prepared, explained, len(results)))
     failing = sorted({i for i, _ in wrong})
     nan_note = ""
     nan_only = bool(failing)
+    nan_cases = set()
     for i in failing:
         expected, row = prepared.expected[i], results[i]
         got_nan = row[0] == "ok" and traces.has_nan(row[1]) and not traces.has_nan(expected)
@@ -781,7 +777,23 @@ def _by_relation(exercise, prepared, answer, results, n, sentence, mid):
                 lambda i=i: _run_seeded(exercise, answer, prepared.cases[i], i), own_codes(answer)
             )
             nan_note = f" The first NaN appears in {origin}." if origin else ""
+        if got_nan and nan_note:
+            nan_cases.add(i)  # explained by where its NaN first appears
         nan_only = nan_only and got_nan and traces.all_nan(row[1])
+    full = False
+    if found is not None:
+        fit, explained, contradicted = found
+        full = not (wrong - explained) and (
+            not contradicted or _uniform_components(exercise, prepared, explained, len(results))
+        )  # the same cells fail the same way as under the mistake, NaN included: a fingerprint, not one case
+        evidence = {c for c in explained if c[0] not in nan_cases}  # NaN cases are explained by their origin
+        rest = {c for c in wrong - explained if c[0] not in nan_cases}
+        contradicted = {c for c in contradicted if c[0] not in nan_cases}
+        full = full or (bool(evidence) and not rest and not contradicted)
+        if full and (wrong - explained) and not (wrong - explained) - {c for c in wrong if c[0] in nan_cases}:
+            where = _where(exercise, prepared, {c for c in wrong - explained}, n)
+            sentence = f"It looks like a known mistake: {_reread(fit.id)}. On {where} your result has NaN instead."
+            mid = fit.id
     if full:  # NaN or not, the same cases fail, the same way, as under the mistake: a fingerprint, not one case
         return sentence + nan_note, mid, None
     if nan_only:  # nothing but NaN, and no mistake fails on exactly these cases: say where the NaN comes from

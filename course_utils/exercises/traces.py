@@ -21,6 +21,11 @@ from course_utils.exercises.compare import is_array, to_numpy
 __all__ = ["earlier_steps", "nan_origin", "has_nan", "all_nan"]
 
 
+def _plain(value) -> bool:
+    """A list or tuple of plain numbers (one array written out), not a tuple of outputs."""
+    return all(isinstance(item, (int, float, bool)) for item in value)
+
+
 def _snapshot(value):
     if isinstance(value, np.ndarray):
         return value.copy()
@@ -69,7 +74,9 @@ def earlier_steps(run, codes) -> tuple:
 
 
 def has_nan(value) -> bool:
-    """True for an array or tensor with a NaN in it."""
+    """True for an array or tensor with a NaN in it (or a tuple or list with one such item)."""
+    if isinstance(value, (tuple, list)) and not _plain(value):
+        return any(has_nan(item) for item in value)
     try:
         a = to_numpy(value) if is_array(value) else np.asarray(value)
         return a.dtype.kind in "fc" and bool(np.isnan(a).any())
@@ -78,7 +85,9 @@ def has_nan(value) -> bool:
 
 
 def all_nan(value) -> bool:
-    """True for an array or tensor (or number) that is NaN everywhere."""
+    """True for an array or tensor (or number) that is NaN everywhere (every item of a tuple or list)."""
+    if isinstance(value, (tuple, list)) and not _plain(value):
+        return bool(value) and all(all_nan(item) for item in value)
     try:
         a = to_numpy(value) if is_array(value) else np.asarray(value)
         return a.dtype.kind in "fc" and a.size > 0 and bool(np.isnan(a).all())
