@@ -11,7 +11,9 @@ described by its inputs; a known misconception by name with the section to re-re
 some cases only; a forgotten ``return``; a course helper that already computes the answer), *crashed*
 (the exception and the student's own line) or *timed out*.
 
-``checks.predict("NN.name", prediction)`` judges a written prediction (a known wrong idea is named);
+``checks.predict("NN.name", prediction)`` judges a written prediction (a known wrong idea is named; the first
+answer counts, and another before the reveal gets no new verdict); ``checks.reveal("NN.name")`` in the cell
+that shows the answer recalls what the student predicted;
 ``checks.hint("NN.name")`` gives the next hint (the first one reacts to the last check). Every check,
 prediction and hint is logged (:mod:`course_utils.exercises.log`). ``checks.report("07.encoder", ...)``
 says which of several regions a model now runs, the student's or the course's;
@@ -23,7 +25,7 @@ and hints live in :mod:`course_utils.exercises`; the check cell shows no solutio
 from __future__ import annotations
 
 from course_utils import exercises
-from course_utils.exercises import engine, patches, runner
+from course_utils.exercises import engine, patches, runner, tries
 from course_utils.exercises import hints as hint_book
 from course_utils.exercises import log as check_log
 from course_utils.exercises import misconceptions as catalogue
@@ -35,6 +37,7 @@ __all__ = [
     "demonstrate",
     "hint",
     "predict",
+    "reveal",
     "report",
     "buggy",
     "assert_shape",
@@ -119,9 +122,10 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     returned = fn if verdict.status == "passed" else exercise.reference
     engine.remember_check(exercise.id, verdict.status, returned)
     hint_book.remember_verdict(exercise.id, verdict.status, verdict.misconception, verdict.detail)
+    fields = {"relation": verdict.relation} if getattr(verdict, "relation", None) else {}
     check_log.write(
         check_log.build(
-            "check", exercise.id, verdict.status, misconception=verdict.misconception, detail=verdict.detail
+            "check", exercise.id, verdict.status, misconception=verdict.misconception, detail=verdict.detail, **fields
         )
     )
     if strict and verdict.status != "passed":
@@ -270,22 +274,44 @@ def predict(prediction_id, value) -> None:
     """Judge a written prediction and print one line; a known wrong idea is named. Returns None.
 
     ``value`` is what the student wrote before running the cell that reveals the answer; the untouched
-    ``...`` asks them to write it first. Any value is answered in words (a huge int, NaN, a string).
+    ``...`` asks them to write it first. Any value is answered in words (a huge int, NaN, a string). The
+    first answer counts: it is logged with ``first_try: true`` and ``correct``; another answer before the
+    reveal (:func:`reveal`, or another cell run in between) gets no new verdict.
 
     Introduced in notebooks/00_start_here.ipynb.
     """
     prediction = exercises.get_prediction(prediction_id)
     verdict = judge_prediction(prediction, value)
-    print(verdict.message)
+    now = tries.attempt(prediction.id, value, verdict)
+    message = tries.held_message(now.first) if now.held else verdict.message
+    print(message)
+    fields = {}
+    if verdict.status != "not_answered":
+        fields = {"first_try": now.first_try, "correct": verdict.status == "right"}
+        if now.held:
+            fields["held"] = True  # judged for the log only: the student was told to wait for the reveal
     record = check_log.build(
         "predict",
         prediction.id,
         verdict.status,
         prediction=safe_repr(value, 200),
         known_wrong=verdict.known_wrong,
-        detail=verdict.message,
+        detail=message,
+        **fields,
     )
     check_log.write(record)
+    return None
+
+
+def reveal(prediction_id) -> None:
+    """In the cell that reveals a prediction's answer: remind the student what they predicted first. Returns None.
+
+    After it, a new prediction is judged again (and logged with ``first_try: false``).
+
+    Introduced in notebooks/00_start_here.ipynb.
+    """
+    prediction = exercises.get_prediction(prediction_id)
+    print(tries.reveal(prediction.id))
     return None
 
 

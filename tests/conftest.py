@@ -1,12 +1,14 @@
-"""Every test starts as in a fresh kernel: no earlier check's verdict or handed-back function carries over."""
+"""Every test starts as in a fresh kernel: no earlier check's verdict, handed-back function or prediction try carries over."""
 
 import pytest
 
-from course_utils.exercises import engine
+from course_utils.exercises import engine, tries
 
 
 @pytest.fixture(autouse=True)
 def _fresh_check_state():
     engine.forget_checks()
+    tries.forget()
     yield
     engine.forget_checks()
+    tries.forget()

@@ -12,7 +12,11 @@ Lessons never import this package: they call :mod:`course_utils.checks`. The map
 - ``misconceptions.py``: the catalogue of known mistakes, shared by every lesson (data only).
 - ``patches.py``: how the course's primitives behave under a misconception.
 - ``engine.py`` (the verdict), ``runner.py`` (time limit, state, what an answer called), ``compare.py``,
-  ``predictions.py``, ``hints.py``, ``log.py`` (the check log and its sinks).
+  ``predictions.py`` (a prediction's verdict), ``tries.py`` (the first try counts, until the reveal),
+  ``hints.py``, ``log.py`` (the check log and its sinks).
+- ``relations.py`` (a mistake named by how the answer's output relates to the right one), ``mutations.py``
+  (the reference with one step varied), ``traces.py`` (a function's intermediate arrays, where a NaN first
+  appears): a name only when one relation explains every failing case.
 - What an answer is and does besides its values, each called from ``engine.judge``: ``contract.py`` (the return
   contract, read off the reference's result), ``touches.py`` (inputs and parameters changed in place),
   ``integrity.py`` (the functions the check compares with, the profiler, plain copies of results, the kernel's

@@ -255,8 +255,9 @@ class KnownWrong:
     """A wrong prediction that comes from a known idea, and that idea in words.
 
     ``value`` is compared as the prediction's kind compares (a shape, a number within the prediction's
-    tolerance, a choice); ``why`` completes "That is ..." (``"the standard deviation, √64; the variance
-    is its square"``).
+    tolerance, a choice); ``why`` completes "That is ..." and names the idea, never the right value, a ratio or
+    a distance to it (``"the standard deviation, not the variance: think about how the variances of independent
+    terms add up"``).
     """
 
     value: object
@@ -308,7 +309,14 @@ class Prediction:
     known_wrong : tuple of :class:`KnownWrong`, or a dict
         Wrong answers that come from a known idea, named when predicted. A dict
         ``{value: (misconception_id_or_None, why)}`` is accepted and turned into :class:`KnownWrong` items
-        (a ``set`` prediction's keys: a frozenset or a tuple).
+        (a ``set`` prediction's keys: a frozenset or a tuple). A ``why`` names the idea behind the wrong
+        value and never the right one, a ratio or a distance to it.
+    rethink : str
+        The idea a wrong prediction that is not a known one should rethink, completing "Rethink ...": a
+        question or a pointer, never the value ("what -1e9 becomes after exp"). Defaults to the section.
+    magnitude : bool
+        True for numbers whose order of magnitude is the lesson's point: only then does a wrong message
+        say "too high" or "too low".
 
     Introduced in notebooks/00_start_here.ipynb.
     """
@@ -322,6 +330,8 @@ class Prediction:
     atol: float = 0.0
     section: str = ""
     known_wrong: tuple = ()
+    rethink: str = ""
+    magnitude: bool = False
 
     def __post_init__(self):
         if not isinstance(self.id, str) or not _ID.match(self.id):

@@ -36,7 +36,18 @@ from dataclasses import dataclass, field
 from course_utils import exercises
 from course_utils.exercises import engine
 
-__all__ = ["AuditRow", "audit_exercise", "audit", "render_text", "render_markdown", "main", "PROBED_MODULES"]
+__all__ = [
+    "AuditRow",
+    "audit_exercise",
+    "audit",
+    "render_text",
+    "render_markdown",
+    "main",
+    "PROBED_MODULES",
+    "COLUMNS",
+    "register_column",
+    "battery_summary",
+]
 
 PROBED_MODULES = (
     "course_utils.numpy_attention",
@@ -71,6 +82,26 @@ _NOT_PROBED = {
 _PROBE_TIME_LIMIT_S = 2.0
 
 
+COLUMNS: dict = {}
+"""Further audit columns, title -> ``fn(exercise) -> [(name, ok, detail)]`` (see :func:`register_column`)."""
+
+
+def register_column(title: str, fn) -> None:
+    """Add a column to the audit: ``fn(exercise)`` lists ``(name, ok, detail)``, one per thing it tried.
+
+    For the checks that other parts of the engine add (issue 26 §4): "contract breaches refused" (a list
+    returned where an array is promised ...), "gradient breaches named", "fresh-size failures caught". A
+    row is clean only when every item of every column is ok. With no column registered, the table is the
+    three columns of ``docs/checker_audit.md``.
+    """
+    if not isinstance(title, str) or not title.strip():
+        raise TypeError(f"title must be a non-empty string but is {title!r}")
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable fn(exercise) -> [(name, ok, detail)] but is {type(fn).__name__}")
+    COLUMNS[title] = fn
+    _CACHE.clear()
+
+
 @dataclass
 class AuditRow:
     """The audit of one exercise. Each list holds ``(name, ok, detail)``."""
@@ -79,6 +110,7 @@ class AuditRow:
     variants: list = field(default_factory=list)
     misconceptions: list = field(default_factory=list)  # (id, ok, detail, source, same_as)
     helpers: list = field(default_factory=list)
+    columns: dict = field(default_factory=dict)  # title of a registered column -> [(name, ok, detail)]
 
     @property
     def clean(self) -> bool:
@@ -87,6 +119,7 @@ class AuditRow:
             and all(ok for _, ok, _ in self.variants)
             and all(m[1] for m in self.misconceptions)
             and all(ok for _, ok, _ in self.helpers)
+            and all(ok for items in self.columns.values() for _, ok, _ in items)
         )
 
 
@@ -185,6 +218,11 @@ def _audit_exercise(exercise) -> AuditRow:
         if any(listed == shown for listed, _, _ in row.helpers):  # found by the reference already: listed once
             continue
         row.helpers.append((shown, verdict.status == "wrong" and verdict.helper is not None, verdict.detail))
+    for title, fn in COLUMNS.items():
+        try:
+            row.columns[title] = [tuple(item) for item in fn(exercise)]
+        except Exception as exc:  # a column that cannot run is a row that is not clean
+            row.columns[title] = [("the column itself", False, f"{type(exc).__name__}: {exc}")]
     n_args = _arity(exercise)
     if n_args is not None:
         for name, fn in _probed_functions():
@@ -253,8 +291,28 @@ def _summary(rows) -> str:
     )
 
 
-def render_markdown(rows) -> str:
-    """The table of ``docs/checker_audit.md``."""
+def _column(items) -> str:
+    if not items:
+        return "nothing to try"
+    ok = sum(1 for _, good, _ in items if good)
+    parts = [name if good else f"**NOT CAUGHT: {name}**" for name, good, _ in items]
+    return f"{ok} of {len(items)}: " + ", ".join(parts)
+
+
+def battery_summary(results: dict) -> str:
+    """One paragraph on a blind battery's results (``benchmarks/blind_battery.py --json``): its outcomes in all."""
+    c = results["counts"]["all"]
+    n = max(c["cases"], 1)
+    return (
+        f"Blind battery `{results['battery']}`: {c['cases']} wrong answers and predictions written without the "
+        f"checker; named {c['named']} ({100 * c['named'] / n:.0f}%), generic {c['generic']}, crashed "
+        f"{c['crashed']}, accepted {c['accepted']}; {c['leaks']} prediction messages give the answer away. How many "
+        "names are wrong takes a person: see its table."
+    )
+
+
+def render_markdown(rows, battery: dict | None = None) -> str:
+    """The table of ``docs/checker_audit.md`` (and a blind battery's summary, when given its results)."""
     lines = [
         "# Checker audit",
         "",
@@ -268,11 +326,16 @@ def render_markdown(rows) -> str:
         "",
         _summary(rows),
         "",
-        "| exercise | correct variants accepted | known mistakes named | course helpers refused |",
-        "|---|---|---|---|",
     ]
+    if battery is not None:
+        lines += [battery_summary(battery), ""]
+    titles = list(dict.fromkeys(t for row in rows for t in row.columns))
+    head = ["exercise", "correct variants accepted", "known mistakes named", "course helpers refused", *titles]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        lines.append(f"| `{row.exercise}` | {_variants(row)} | {_mistakes(row)} | {_helpers(row)} |")
+        cells = [f"`{row.exercise}`", _variants(row), _mistakes(row), _helpers(row)]
+        cells += [_column(row.columns.get(title, [])) for title in titles]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -284,6 +347,8 @@ def render_text(rows) -> str:
         lines.append(f"  variants accepted:  {_variants(row)}".replace("**", ""))
         lines.append(f"  mistakes named:     {_mistakes(row)}".replace("**", ""))
         lines.append(f"  helpers refused:    {_helpers(row)}".replace("**", ""))
+        for title, items in row.columns.items():
+            lines.append(f"  {title}: {_column(items)}".replace("**", ""))
     return "\n".join(lines) + "\n"
 
 
@@ -291,13 +356,26 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--markdown", action="store_true", help="print the Markdown table of docs/checker_audit.md")
     parser.add_argument("--lesson", action="append", help="audit one lesson (NN); repeatable")
+    parser.add_argument("--battery-json", help="add the summary of a blind battery's results (blind_battery.py --json)")
     args = parser.parse_args(argv)
     known = exercises.lessons()
     for lesson in args.lesson or []:
         if lesson not in known:
             parser.error(f"--lesson {lesson!r} is not a lesson with exercises; known: {', '.join(known)}")
+    battery = None
+    if args.battery_json:
+        import json
+
+        try:
+            with open(args.battery_json, encoding="utf-8") as f:
+                battery = json.load(f)
+        except (OSError, ValueError) as exc:
+            parser.error(f"--battery-json {args.battery_json!r} could not be read: {exc}")
     rows = audit(args.lesson)
-    sys.stdout.write(render_markdown(rows) if args.markdown else render_text(rows))
+    if args.markdown:
+        sys.stdout.write(render_markdown(rows, battery))
+    else:
+        sys.stdout.write((battery_summary(battery) + "\n\n" if battery else "") + render_text(rows))
     return 0 if all(row.clean for row in rows) else 1
 
 

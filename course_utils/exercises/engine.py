@@ -38,7 +38,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from course_utils.exercises import compare as comparer
-from course_utils.exercises import contract, crash_site, extra_checks, integrity, patches, touches
+from course_utils.exercises import (
+    contract,
+    crash_site,
+    extra_checks,
+    integrity,
+    mutations,
+    patches,
+    relations,
+    touches,
+    traces,
+)
 from course_utils.exercises import log as check_log
 from course_utils.exercises import misconceptions as catalogue
 from course_utils.exercises._model import AnswerRefused, Case
@@ -89,6 +99,7 @@ class Verdict:
     detail: str
     misconception: str | None = None
     helper: str | None = None  # the course helper a refused answer delegated to
+    relation: str | None = None  # the relation to the right output that explains every failing case (relations.py)
 
 
 @dataclass
@@ -803,10 +814,85 @@ def _judge(exercise, answer, time_limit_s, interrupted, _restore=integrity.repla
     i, problem = first_wrong
     with course_defaults():
         sentence, mid = _named(exercise, prepared, results, n)
+        sentence, mid, relation = _by_relation(exercise, prepared, answer, results, n, sentence, mid)
     detail = f"{name}: {_case(exercise, i, n)} is wrong: {problem}."
     if sentence:
         detail = f"{detail} {sentence}"
-    return Verdict("wrong", detail + stubs_note, mid)
+    return Verdict("wrong", detail + stubs_note, mid, relation=relation)
+
+
+def _by_relation(exercise, prepared, answer, results, n, sentence, mid):
+    """A name only when it explains every failing case (issue 26 §2): the catalogue's, else a relation's.
+
+    Returns ``(sentence, misconception id or None, relation key or None)``. A catalogue match on some cases
+    keeps its sentence but names nothing; an output with NaN says where the NaN first appears.
+    """
+    found, wrong = _match(exercise, prepared, results)
+    failing = sorted({i for i, _ in wrong})
+    nan_note = ""
+    nan_only = bool(failing)
+    nan_cases = set()
+    for i in failing:
+        expected, row = prepared.expected[i], results[i]
+        got_nan = row[0] == "ok" and traces.has_nan(row[1]) and not traces.has_nan(expected)
+        if got_nan and not nan_note:
+            origin = traces.nan_origin(
+                lambda i=i: _run_seeded(exercise, answer, prepared.cases[i], i), own_codes(answer)
+            )
+            nan_note = f" The first NaN appears in {origin}." if origin else ""
+        if got_nan and nan_note:
+            nan_cases.add(i)  # explained by where its NaN first appears
+        nan_only = nan_only and got_nan and traces.all_nan(row[1])
+    full = False
+    if found is not None:
+        fit, explained, contradicted = found
+        full = not (wrong - explained) and (
+            not contradicted or _uniform_components(exercise, prepared, explained, len(results))
+        )  # the same cells fail the same way as under the mistake, NaN included: a fingerprint, not one case
+        evidence = {c for c in explained if c[0] not in nan_cases}  # NaN cases are explained by their origin
+        rest = {c for c in wrong - explained if c[0] not in nan_cases}
+        contradicted = {c for c in contradicted if c[0] not in nan_cases}
+        full = full or (bool(evidence) and not rest and not contradicted)
+        if full and (wrong - explained) and not (wrong - explained) - {c for c in wrong if c[0] in nan_cases}:
+            where = _where(exercise, prepared, {c for c in wrong - explained}, n)
+            sentence = f"It looks like a known mistake: {_reread(fit.id)}. On {where} your result has NaN instead."
+            mid = fit.id
+    if full:  # NaN or not, the same cases fail, the same way, as under the mistake: a fingerprint, not one case
+        return sentence + nan_note, mid, None
+    if nan_only:  # nothing but NaN, and no mistake fails on exactly these cases: say where the NaN comes from
+        return nan_note.strip(), None, None
+    triples = [
+        relations.Triple(
+            _case(exercise, i, n),
+            prepared.cases[i],
+            prepared.expected[i],
+            results[i][1],
+            traces.earlier_steps(
+                lambda i=i: _run_seeded(exercise, exercise.reference, prepared.cases[i], i, as_given=True),
+                own_codes(exercise.reference),
+            ),
+            i,
+        )
+        for i in failing
+        if results[i][0] == "ok"
+    ]
+    extra = mutations.finder(
+        exercise, lambda fn, args, i: _run_seeded(exercise, fn, args, i, as_given=True), prepared.codes
+    )
+    explanation = relations.explain(exercise, triples, extra=extra)
+    if explanation.named:
+        text = explanation.sentence
+        if explanation.misconception:
+            text += f" It looks like a known mistake: {_reread(explanation.misconception)}."
+        return text + nan_note, explanation.misconception, explanation.key
+    if sentence:  # a catalogue match on some cases only: said, not named
+        return sentence + nan_note, None, None
+    return (explanation.sentence + nan_note).strip(), None, None
+
+
+def _run_seeded(exercise, answer, args, i, *, as_given=False):
+    with seeded(i), np.errstate(all="ignore"):
+        return call(exercise, answer, args, as_given=as_given)
 
 
 def _forbidden(exercise, helper) -> Verdict:

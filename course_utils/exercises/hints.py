@@ -49,6 +49,16 @@ def reaction(status: str, misconception: str | None, detail: str) -> str:
             "Your module's parameters must be named and shaped as the stub's docstring says, so that the course's "
             "weights load into it: compare your attribute names and layer sizes with it."
         )
+    if status in ("wrong", "crashed") and "The first NaN appears in" in detail:
+        return (
+            "Your last check said where the first NaN appears: which operation on that line can make one "
+            "(0 / 0, inf - inf, the log of 0)?"
+        )
+    if status == "wrong" and ("your result is" in detail or " looks like " in detail):
+        return (
+            "Your last check said how your result relates to the right one: which step of your code makes exactly "
+            "that difference?"
+        )
     if status == "wrong" and "course helper" in detail:
         return "Your last answer let a course helper do the whole job: the exercise asks for the steps themselves."
     if status == "wrong":

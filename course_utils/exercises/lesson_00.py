@@ -82,9 +82,15 @@ PREDICTIONS = [
         answer=(5, 7),
         section="00 · Shapes first",
         known_wrong=(
-            KnownWrong((7, 5), "scores_transposed", "the transpose: rows are queries, columns keys"),
-            KnownWrong((5, 8), "kept_feature_axis", "q's own shape: the dot product sums the feature axis away"),
-            KnownWrong((8, 8), "feature_by_feature", "features by features: the table counts queries and keys"),
+            KnownWrong(
+                (7, 5), "scores_transposed", "the transpose: think about which of queries and keys a row belongs to"
+            ),
+            KnownWrong(
+                (5, 8), "kept_feature_axis", "q's own shape: think about what a dot product does to the feature axis"
+            ),
+            KnownWrong(
+                (8, 8), "feature_by_feature", "features by features: think about what one entry of the table compares"
+            ),
         ),
     ),
 ]

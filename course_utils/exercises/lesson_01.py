@@ -715,7 +715,11 @@ PREDICTIONS = [
         section=_SOFTMAX_SECTION,
         known_wrong=(
             KnownWrong("weights", "overflow_unseen", "what the formula means; exp(1000) overflows to inf first"),
-            KnownWrong("inf", "inf_over_inf", "what np.exp(1000) gives; a division of inf by inf comes after it"),
+            KnownWrong(
+                "inf",
+                "inf_over_inf",
+                "what np.exp(1000) gives; think about what the division that follows does with it",
+            ),
             KnownWrong(
                 "zeros", "underflow", "what very negative scores give (their exp underflows to 0), not large ones"
             ),
@@ -732,9 +736,11 @@ PREDICTIONS = [
             KnownWrong(
                 "1, 0, 0",
                 "overflow_unseen",
-                "the right weights, but exp(1e4) overflows first, and the division then runs on inf",
+                "the weights on paper; think about what exp(1e4) is in floating point before anything is divided",
             ),
-            KnownWrong("nan, nan, nan", "all_nan", "what happens when every exp overflows; here not every one does"),
+            KnownWrong(
+                "nan, nan, nan", "all_nan", "what happens when every exp overflows; look at each entry's exp on its own"
+            ),
         ),
     ),
     Prediction(
@@ -744,11 +750,15 @@ PREDICTIONS = [
         answer=(2, 4, 5),
         section="01 · Build it: attention in one function",
         known_wrong=(
-            KnownWrong((2, 6, 5), "output_per_key", "V's shape: the output has one row per query, not per key"),
             KnownWrong(
-                (2, 4, 8), "output_as_wide_as_q", "Q's shape: output rows blend V's rows, so they are d_value wide"
+                (2, 6, 5),
+                "output_per_key",
+                "V's shape: think about whose rows the output has, the queries' or the keys'",
             ),
-            KnownWrong((2, 4, 6), "output_is_weights", "the weights' shape: the output is weights @ V"),
+            KnownWrong((2, 4, 8), "output_as_wide_as_q", "Q's shape: think about what each output row is a blend of"),
+            KnownWrong(
+                (2, 4, 6), "output_is_weights", "the weights' shape: think about the step that comes after the weights"
+            ),
         ),
     ),
     Prediction(
@@ -760,7 +770,7 @@ PREDICTIONS = [
         known_wrong=(
             KnownWrong((2, 6, 4), "scores_transposed", "the transpose: rows are queries, columns keys"),
             KnownWrong(
-                (2, 4, 8), "weights_per_feature", "one weight per feature: there is one weight per (query, key)"
+                (2, 4, 8), "weights_per_feature", "one weight per feature: think about what one weight connects"
             ),
             KnownWrong((2, 4, 5), "weights_as_output", "the output's shape: the weights come before V"),
         ),
@@ -772,6 +782,7 @@ PREDICTIONS = [
         answer=1 / 3,
         rtol=0.12,
         section="01 · Attention is a soft dictionary look-up",
+        rethink="the three dot products q · k, and what a softmax does with them",
         known_wrong=(
             KnownWrong(
                 1,
@@ -820,14 +831,23 @@ PREDICTIONS = [
         answer=64,
         rtol=0.1,
         section=_SCALE_SECTION,
+        rethink="how the variances of independent products add up",
         known_wrong=(
-            KnownWrong(8, "std_not_variance", "the standard deviation, √64; the variance is its square"),
+            KnownWrong(
+                8,
+                "std_not_variance",
+                "the standard deviation, not the variance: think about how the variances of independent terms add up",
+            ),
             KnownWrong(
                 1,
                 "variance_after_scaling",
-                "the variance after dividing by √d_head; before it, look at how the 64 products' variances combine",
+                "the variance after dividing by √d_head; think about the variance before that division",
             ),
-            KnownWrong(4096, "variance_squared", "64²: look again at how the variances of independent terms combine"),
+            KnownWrong(
+                4096,
+                "variance_squared",
+                "a square too many: think again about how the variances of independent terms add up",
+            ),
         ),
     ),
     Prediction(
@@ -837,14 +857,17 @@ PREDICTIONS = [
         answer=1,
         rtol=0.1,
         section=_SCALE_SECTION,
+        rethink="what dividing a quantity by c does to its variance",
         known_wrong=(
             KnownWrong(
-                8, "divided_variance_by_std", "64 / 8; dividing q · k by 8 divides its variance by 8², not by 8"
+                8,
+                "divided_variance_by_std",
+                "what dividing the variance itself by √d_head would give; think about what dividing a quantity by c does to its variance",
             ),
             KnownWrong(
                 0.125,
                 "divided_twice",
-                "1 / 8, a division too many: dividing q · k by 8 divides its variance by 8²; start from Var(q · k)",
+                "a division too many: think about what dividing a quantity by c does to its variance",
             ),
             KnownWrong(64, "variance_unscaled", "the variance before dividing"),
         ),
@@ -856,6 +879,7 @@ PREDICTIONS = [
         kind="index",
         answer=0,
         section="01 · Look at the weights",
+        rethink="which word each column of the row stands for",
         known_wrong=(
             KnownWrong(
                 1,
@@ -872,19 +896,21 @@ PREDICTIONS = [
         answer=0.125,
         rtol=0.01,
         section="01 · Explore: d_head and temperature",
+        rethink="what the scale does to the scores, and what a temperature does to them",
         known_wrong=(
             KnownWrong(
                 8,
                 "temperature_inverted",
-                "the factor the scores grow by; a temperature divides the scores, "
-                "so look for the T that makes them 8 times larger",
+                "the factor the scores grow by; think about whether a temperature multiplies or divides the scores",
             ),
             KnownWrong(
                 64,
                 "temperature_is_d_head",
-                "d_head itself; the scale is its square root, and a temperature divides the scores",
+                "d_head itself: think about which power of d_head the scale uses, and what a temperature does with it",
             ),
-            KnownWrong(0.015625, "temperature_is_one_over_d_head", "1/d_head; the scale is sqrt(d_head), not d_head"),
+            KnownWrong(
+                0.015625, "temperature_is_one_over_d_head", "1/d_head: think about which power of d_head the scale uses"
+            ),
         ),
     ),
 ]

@@ -846,7 +846,7 @@ PREDICTIONS = [
         answer={0, 1, 2},
         section="02 · Causal masks",
         known_wrong={
-            (0, 1): ("causal_no_diagonal", "the keys before it, but a token may also read itself"),
+            (0, 1): ("causal_no_diagonal", "the keys before it: think about the diagonal of the causal mask"),
             (2, 3, 4): ("causal_triu", "itself and the keys after it: that is the future, the upper triangle"),
             (3, 4): ("mask_inverted", "the keys it must not see: True means may attend"),
             (0, 1, 2, 3, 4): (None, "every key: then the query would read the two tokens after it"),
@@ -858,8 +858,13 @@ PREDICTIONS = [
         kind="number",
         answer=15,
         section="02 · Causal masks",
+        rethink="how many keys each query may see, itself included",
         known_wrong=(
-            KnownWrong(10, "causal_no_diagonal", "the count without the diagonal, but a token may attend to itself"),
+            KnownWrong(
+                10,
+                "causal_no_diagonal",
+                "the count without the diagonal: think about whether a token may attend to itself",
+            ),
             KnownWrong(25, "no_mask", "every entry: that is no mask at all; the keys after each query are hidden"),
             KnownWrong(5, "diagonal_only", "the diagonal alone: a query also sees every key before it"),
         ),
@@ -875,8 +880,7 @@ PREDICTIONS = [
             KnownWrong(
                 "zeros",
                 "fill_minus_1e9",
-                "what a query with nothing to read should get, but -1e9 is "
-                "finite: a row whose scores are all -1e9 is a constant row, and a softmax makes it uniform",
+                "what a query with nothing to read should get; think about what a softmax does with a row whose scores are all the same finite number",
             ),
             KnownWrong(
                 "nan", "fill_minus_inf", "what -inf gives; -1e9 is an ordinary number, so nothing divides 0 by 0"
@@ -894,10 +898,13 @@ PREDICTIONS = [
             KnownWrong(
                 "zeros",
                 "fill_minus_inf",
-                "what you would get if 0 / 0 were 0: exp(-inf) is 0 for every key, "
-                "so the softmax divides 0 by their sum, 0, and 0 / 0 is nan",
+                "what you would get if the empty row were simply dropped; think about the sum a softmax divides by when every exp is 0",
             ),
-            KnownWrong("uniform", "fill_minus_1e9", "what -1e9 gave; -inf minus -inf is not 0, it is nan"),
+            KnownWrong(
+                "uniform",
+                "fill_minus_1e9",
+                "what -1e9 gave; think about what subtracting the row's maximum does when that maximum is -inf",
+            ),
         ),
     ),
     Prediction(
@@ -906,11 +913,11 @@ PREDICTIONS = [
         kind="number",
         answer=64,
         section="02 · The gradients of a loss that ignores the empty sequence",
+        rethink="which entries of W.grad the empty sequence's NaN weights reach in the backward pass",
         known_wrong={
             0: (
                 "fill_minus_inf",
-                "what the loss suggests, but in the backward pass the empty sequence's NaN weights multiply the zero "
-                "gradient of its outputs, and NaN · 0 = NaN",
+                "what the loss suggests; think about what NaN weights times a zero gradient give in the backward pass",
             ),
             32: (None, "half of them, but every entry of W.grad sums over the positions of both sequences"),
         },
@@ -966,13 +973,14 @@ PREDICTIONS = [
         kind="number",
         answer=1,
         section="02 · Practical masking APIs",
+        rethink="how is_causal=True lines its triangle up when there are more keys than queries",
         known_wrong=(
             KnownWrong(
                 5,
                 "causal_top_left",
                 "the bottom-right alignment that cached decoding needs; is_causal=True aligns the triangle top-left",
             ),
-            KnownWrong(7, None, "every key: is_causal=True still hides the keys after query 0's own position, 0"),
+            KnownWrong(7, None, "every key: think about which keys is_causal=True hides from query 0"),
         ),
     ),
     Prediction(
@@ -981,14 +989,17 @@ PREDICTIONS = [
         kind="number",
         answer=2,
         section="02 · The no-leak test",
+        rethink="which positions read the tokens that changed, under a causal mask",
         known_wrong=(
             KnownWrong(
                 0,
                 "leak_test_changed_positions",
-                "what 'nothing leaks' suggests, but positions 4 and 5 read their own tokens, and those changed",
+                "what 'nothing leaks' suggests; think about which positions read the tokens that changed, themselves included",
             ),
             KnownWrong(
-                6, None, "what happens without a mask; the causal mask hides tokens 4 and 5 from positions 0 to 3"
+                6,
+                None,
+                "what happens without a mask; think about which positions the causal mask lets read the changed tokens",
             ),
         ),
     ),
@@ -998,6 +1009,13 @@ PREDICTIONS = [
         kind="number",
         answer=6,
         section="02 · The no-leak test",
-        known_wrong=(KnownWrong(2, None, "what the causal mask gives; without it every query reads tokens 4 and 5"),),
+        rethink="which positions read the tokens that changed when nothing is masked",
+        known_wrong=(
+            KnownWrong(
+                2,
+                None,
+                "what the causal mask gives; think about which positions read the changed tokens when nothing is masked",
+            ),
+        ),
     ),
 ]

@@ -876,7 +876,11 @@ PREDICTIONS = [
                 "the features cut into heads with the heads still behind the positions: attention would then treat "
                 "the 2 heads as the positions",
             ),
-            KnownWrong((2, 2, 5, 8), "d_head_is_d_model", "2 heads of all 8 features: each head gets d_model / heads"),
+            KnownWrong(
+                (2, 2, 5, 8),
+                "d_head_is_d_model",
+                "every head with all 8 features: think about how many features one head gets",
+            ),
             KnownWrong((2, 5, 8), "nothing_split", "Q as it is: the heads need an axis of their own"),
         ),
     ),
@@ -891,12 +895,12 @@ PREDICTIONS = [
             KnownWrong(
                 "0..3",
                 "head_zero_features",
-                "head 0's features: head h holds features h·d_head up to (h + 1)·d_head − 1",
+                "head 0's features: think about which run of features comes next",
             ),
             KnownWrong(
                 "odd ones",
                 "features_interleaved",
-                "an interleaved split: cutting 8 features into (2, 4) keeps runs of 4 neighbours together",
+                "an interleaved split: think about what a reshape to (2, 4) keeps together",
             ),
             KnownWrong("even ones", "features_interleaved_even", "an interleaved split, and head 0's half of it"),
         ),
@@ -925,20 +929,31 @@ PREDICTIONS = [
         kind="number",
         answer=4 * 512 * 512 + 4 * 512,
         section=_S_PARAMS,
+        rethink="every matrix and every bias of the four projections",
         known_wrong=(
             KnownWrong(
                 3 * 512 * 512,
                 "params_three_matrices",
-                "the count a widely copied tutorial gives, 3·512²: W_o and the four biases are missing",
+                "the count a widely copied tutorial gives: think about every weight matrix and every bias the module holds",
             ),
-            KnownWrong(4 * 512 * 512, "params_no_biases", "the four matrices without their four biases of 512 each"),
-            KnownWrong(3 * 512 * 512 + 3 * 512, "params_no_w_o", "three projections with biases: W_o is missing"),
+            KnownWrong(
+                4 * 512 * 512, "params_no_biases", "the four matrices alone: think about what else each nn.Linear holds"
+            ),
+            KnownWrong(
+                3 * 512 * 512 + 3 * 512,
+                "params_no_w_o",
+                "three projections with biases: think about every projection the module holds",
+            ),
             KnownWrong(
                 8 * (4 * 512 * 512 + 4 * 512),
                 "params_heads_multiply",
-                "the count times 8 heads: the heads share the four matrices, each using a slice",
+                "a count per head, times the heads: think about whether the heads have matrices of their own",
             ),
-            KnownWrong(512 * 512, "params_one_matrix", "one (512, 512) matrix; there are four, and four biases"),
+            KnownWrong(
+                512 * 512,
+                "params_one_matrix",
+                "one (512, 512) matrix: think about every projection and bias the module holds",
+            ),
         ),
     ),
     Prediction(
@@ -953,12 +968,12 @@ PREDICTIONS = [
             KnownWrong(
                 "8 times more",
                 "params_heads_multiply",
-                "each head with its own full matrices; but head h uses its slice of the same four matrices",
+                "each head with its own full matrices: think about where a head's weights come from",
             ),
             KnownWrong(
                 "8 times fewer",
                 "params_heads_divide",
-                "one head's slice; but there are 8 slices, and together they are the whole matrices",
+                "one head's slice: think about what the slices add up to",
             ),
         ),
     ),
@@ -969,21 +984,23 @@ PREDICTIONS = [
         kind="number",
         answer=1024,
         section="03 · Where is the crossover?",
+        rethink="the projections' FLOPs and the core's FLOPs as functions of n, set equal",
+        magnitude=True,
         known_wrong=(
             KnownWrong(
                 512,
                 "crossover_at_d_model",
-                "n = d_model; but the four projections cost 8·n·d_model² and the core 4·n²·d_model",
+                "n = d_model: write both costs as FLOPs and set them equal",
             ),
             KnownWrong(
                 2048,
                 "core_scores_only",
-                "the crossover with the scores alone (2·n²·d_model); weights @ values costs as much again",
+                "the crossover with the scores alone: think about what the core computes after the scores",
             ),
             KnownWrong(
                 128,
                 "crossover_per_head",
-                "n = 2·d_model for one head of d_head = 64; the heads together are d_model wide",
+                "one head's width: think about how wide the heads are together",
             ),
         ),
     ),
@@ -994,7 +1011,7 @@ PREDICTIONS = [
         answer=(2, 3, 8),
         section=_S_CROSS,
         known_wrong=(
-            KnownWrong((2, 6, 8), "output_key_length", "the keys' length: one output row per query"),
+            KnownWrong((2, 6, 8), "output_key_length", "the keys' length: think about whose rows the output has"),
             KnownWrong((2, 2, 3, 4), "output_still_split", "the heads before the merge: the output is merged back"),
         ),
     ),
@@ -1005,9 +1022,11 @@ PREDICTIONS = [
         answer=(2, 2, 3, 6),
         section=_S_CROSS,
         known_wrong=(
-            KnownWrong((2, 2, 6, 3), "weights_transposed", "transposed: one row per query (3), one column per key (6)"),
+            KnownWrong(
+                (2, 2, 6, 3), "weights_transposed", "transposed: think about which of queries and keys a row belongs to"
+            ),
             KnownWrong((2, 3, 6), "weights_without_heads", "without the heads axis: each head has its own weights"),
-            KnownWrong((2, 3, 8), "output_shape", "the output's shape; the weights have one entry per (query, key)"),
+            KnownWrong((2, 3, 8), "output_shape", "the output's shape: think about what one weight connects"),
         ),
     ),
 ]

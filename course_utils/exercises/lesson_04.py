@@ -1287,8 +1287,7 @@ PREDICTIONS = [
             KnownWrong(
                 (4, 3),
                 "linear_layout_as_numpy",
-                "the shape of the NumPy matrix W in x @ W; nn.Linear stores it transposed, (out, in), and computes "
-                "x @ weight.T",
+                "the shape of the NumPy matrix W in x @ W: think about how nn.Linear stores its weight and what its forward computes",
             ),
         ),
     ),
@@ -1333,10 +1332,13 @@ PREDICTIONS = [
             KnownWrong(
                 (2, 5, 5),
                 "heads_axis_dropped",
-                "one matrix per sequence without the heads axis; the module always returns (batch, heads, q_len, "
-                "k_len), with heads = 1 here",
+                "one matrix per sequence: think about which axes the module's weights always have",
             ),
-            KnownWrong((2, 4, 5, 5), "multi_head_weights", "the four-head module's weights: one matrix per head"),
+            KnownWrong(
+                (2, 4, 5, 5),
+                "multi_head_weights",
+                "the four-head module's weights: think about how many heads this module has",
+            ),
             KnownWrong((2, 5, 16), "output_shape", "the output's shape; the weights have one entry per (query, key)"),
         ),
     ),
@@ -1373,7 +1375,7 @@ PREDICTIONS = [
             KnownWrong(
                 "eval",
                 "fresh_module_in_eval",
-                "what analysis needs, but PyTorch builds every module in training mode: .eval() is up to you",
+                "what analysis needs; think about which mode PyTorch builds a module in, and who calls .eval()",
             ),
         ),
     ),
@@ -1400,6 +1402,7 @@ PREDICTIONS = [
         answer=1 / 8,
         rtol=0.25,
         section="04 · Train it: retrieval by similarity",
+        rethink="how a layer that knows nothing yet shares its weight among the keys",
         known_wrong=(
             KnownWrong(
                 1.0,
@@ -1408,7 +1411,11 @@ PREDICTIONS = [
                 "which key is its own",
             ),
             KnownWrong(0.0, "no_weight", "no weight at all, but a softmax gives every key some weight"),
-            KnownWrong(0.5, "half_weight", "more than a random layer gives: 8 keys share the weight about evenly"),
+            KnownWrong(
+                0.5,
+                "half_weight",
+                "more than a layer that knows nothing yet would give: think about how it shares the weight among the keys",
+            ),
         ),
     ),
 ]

@@ -532,10 +532,9 @@ PREDICTIONS = [
             KnownWrong(
                 "some",
                 "entropy_threshold_without_k_len",
-                "what it would be over many keys; over 4 keys the largest entropy is ln 4 ≈ 1.386, the uniform row, "
-                "so every row is below 1.5",
+                "what it would be over many keys: think about the largest entropy a row over 4 keys can have",
             ),
-            KnownWrong("none", None, "the opposite: even the uniform row, the most spread out, is below 1.5"),
+            KnownWrong("none", None, "the opposite: think about the entropy of the most spread-out row over 4 keys"),
         ),
     ),
     Prediction(
@@ -561,7 +560,10 @@ PREDICTIONS = [
         kind="index",
         answer=4,
         section=_S_TASK,
-        known_wrong=(KnownWrong(6, "next_token_diagonal", "the next token; the token before position 5 is at 4"),),
+        rethink="which position comes just before the query",
+        known_wrong=(
+            KnownWrong(6, "next_token_diagonal", "the next token: think about which position comes just before"),
+        ),
     ),
     Prediction(
         id="05.first_key",
@@ -569,7 +571,8 @@ PREDICTIONS = [
         kind="index",
         answer=0,
         section=_S_TASK,
-        known_wrong=(KnownWrong(1, None, "counting from 1; positions count from 0, so the first token is key 0"),),
+        rethink="where Python's positions start",
+        known_wrong=(KnownWrong(1, None, "counting from 1: think about where Python's positions start"),),
     ),
     Prediction(
         id="05.matching_key",
@@ -578,6 +581,7 @@ PREDICTIONS = [
         kind="index",
         answer=9,
         section=_S_TASK,
+        rethink="where the other token with the query's shape sits",
         known_wrong=(
             KnownWrong(5, "matching_includes_self", "the query itself; the question asks for the *other* token"),
         ),
@@ -600,8 +604,7 @@ PREDICTIONS = [
             KnownWrong(
                 "about 0",
                 None,
-                "worse than guessing; without the head the read-out still guesses one of 4 colours, right about a "
-                "quarter of the time",
+                "worse than guessing: think about what a read-out still does without that head's information",
             ),
         ),
     ),
@@ -613,6 +616,7 @@ PREDICTIONS = [
         answer=8,
         rtol=0.1,
         section=_S_LAYERS,
+        rethink="how the parameters of one layer depend on its number of heads",
         known_wrong=(
             KnownWrong(
                 1,

@@ -739,6 +739,7 @@ PREDICTIONS = [
         answer=2,
         rtol=0.1,
         section="06 · Time against sequence length",
+        rethink="how the number of score entries grows with n",
         known_wrong=(
             KnownWrong(
                 1,
@@ -746,7 +747,7 @@ PREDICTIONS = [
                 "the projections' slope: each token is projected once, but the core compares every "
                 "query with every key",
             ),
-            KnownWrong(3, None, "a cube; the core's FLOPs are 4·n²·d_model: n² score entries, d_model work each"),
+            KnownWrong(3, None, "a cube: think about how many score entries the core computes, and the work per entry"),
         ),
     ),
     Prediction(
@@ -773,6 +774,7 @@ PREDICTIONS = [
         answer=4,
         rtol=0.15,
         section="06 · Peak memory: naive versus tiled",
+        rethink="which array of the naive pass is the largest at long n, and how it grows",
         known_wrong=(
             KnownWrong(
                 2,

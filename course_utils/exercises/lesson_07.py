@@ -737,9 +737,10 @@ PREDICTIONS = [
         kind="index",
         answer=3,
         section="07 · Teacher forcing, done right",
+        rethink="where the end marker goes after the last symbol",
         known_wrong={
-            4: ("eos_after_padding", "the last column, which is padding: EOS comes right after 'hij''s last symbol"),
-            2: (None, "the position of the last symbol, 'h'; EOS comes one after it"),
+            4: ("eos_after_padding", "the last column, which is padding: think about where 'hij''s last symbol sits"),
+            2: (None, "the position of a symbol: think about where the end marker goes"),
         },
     ),
     Prediction(
@@ -758,9 +759,10 @@ PREDICTIONS = [
         kind="index",
         answer=10,
         section="07 · What the attention looks at",
+        rethink="which source position step 0 reads when the output is the source reversed",
         known_wrong={
             3: (None, "the step's own position: that would copy the source, not reverse it"),
-            11: (None, "n - t: step 0 writes the last symbol, at position n - 1, so step t reads n - 1 - t"),
+            11: (None, "n - t: check it on step 0: which position must it read?"),
         },
     ),
 ]

@@ -846,9 +846,13 @@ PREDICTIONS = [
         answer=1.0,
         rtol=0.05,
         section="08 · Gradient clipping",
+        rethink="what clip_grad_norm_ does to a gradient whose norm is above max_norm",
         known_wrong={
-            50.0: (None, "the norm before clipping (what clip_grad_norm_ returns); the gradient itself is rescaled"),
-            0.02: (None, "the scale factor 1 / 50; the gradient is multiplied by it, so its norm becomes 50 / 50"),
+            50.0: (
+                None,
+                "the norm before clipping, which clip_grad_norm_ returns: think about what it does to the gradient itself",
+            ),
+            0.02: (None, "the scale factor: think about the norm of the gradient once it is multiplied by it"),
         },
     ),
     Prediction(
@@ -862,7 +866,7 @@ PREDICTIONS = [
                 "decoder_self_attention_not_causal",
                 "every step; but the causal mask hides the later inputs from the earlier steps",
             ),
-            (5, 6, 7): (None, "the steps after 4; step 4 reads its own input too (the diagonal of the causal mask)"),
+            (5, 6, 7): (None, "the steps after 4: think about the diagonal of the causal mask"),
         },
     ),
     Prediction(

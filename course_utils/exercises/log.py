@@ -6,8 +6,10 @@ A record (schema ``v: 2``)::
      "status": "passed", "misconception": null, "detail": "...", "time": "2026-11-24T12:00:00Z",
      "session": "3f2a..."}
 
-``event`` is ``"check"``, ``"predict"`` or ``"hint"``; a prediction adds ``prediction`` (its repr, at most
-200 characters) and ``known_wrong``; a hint adds ``level`` (and ``"explicit": true`` when a cell asked for
+``event`` is ``"check"``, ``"predict"`` or ``"hint"``; a check that named a mistake by its relation to the right
+output adds ``relation`` (:mod:`course_utils.exercises.relations`); a prediction adds ``prediction`` (its repr, at most
+200 characters) and ``known_wrong``, and, once answered, ``first_try`` (true for the answer that counts: the
+first) and ``correct`` (``held: true`` when a later try before the reveal was judged for the log only); a hint adds ``level`` (and ``"explicit": true`` when a cell asked for
 that level: the lesson showing a hint, not the student spending one). ``attempt`` counts this event for this
 exercise within the log file (or within this kernel when no file is set). ``session`` is one random id per
 kernel. ``detail`` is one line of at most 500 characters.

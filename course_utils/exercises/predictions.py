@@ -2,8 +2,11 @@
 
 :func:`judge_prediction` answers any value in words and never raises: a huge int (``10**400``), NaN, inf, a
 string, an array. A number is right within the prediction's tolerance (never a factor of two); a known
-wrong value is named with the idea behind it ("8 is the standard deviation, √64; the variance is its
-square"); an index or a label is right or not, never "off by 1".
+wrong value is named with the idea behind it ("8 is the standard deviation, not the variance: how do the
+variances of independent terms add up?"); any other wrong value is pointed at the idea to rethink
+(:attr:`Prediction.rethink`). A wrong message never states the right value, a ratio or a distance to it;
+"too high" / "too low" only for a prediction whose order of magnitude is the point (``magnitude=True``).
+Which try counts (the first) is :mod:`course_utils.exercises.tries`.
 
 Introduced in notebooks/00_start_here.ipynb (``checks.predict``).
 """
@@ -18,7 +21,17 @@ import numpy as np
 
 from course_utils.exercises.compare import describe, format_number, is_array, safe_repr
 
-__all__ = ["PredictionVerdict", "judge_prediction"]
+__all__ = [
+    "PredictionVerdict",
+    "judge_prediction",
+    "rethink",
+    "as_shape",
+    "as_number",
+    "as_int_set",
+    "number_words",
+    "set_words",
+    "normalised",
+]
 
 
 @dataclass
@@ -30,7 +43,7 @@ class PredictionVerdict:
     known_wrong: str | None = None
 
 
-def _as_shape(value):
+def as_shape(value):
     if is_array(value):
         return None
     if type(value).__name__ == "Size":  # torch.Size
@@ -42,7 +55,7 @@ def _as_shape(value):
     return None
 
 
-def _as_number(value):
+def as_number(value):
     """A Fraction for a real number (a one-element array counts), the words for a value that is not one."""
     if is_array(value):
         try:
@@ -62,24 +75,25 @@ def _as_number(value):
     return Fraction(int(value)) if isinstance(value, (int, np.integer)) else Fraction(float(value)), None
 
 
-def _number_words(x: Fraction) -> str:
+def number_words(x: Fraction) -> str:
     if x.denominator == 1:
         digits = len(str(abs(x.numerator)))
         return f"{int(x):,}" if digits <= 16 else f"a {digits}-digit number"
     return format_number(float(x))
 
 
-def _ratio_words(ratio: Fraction) -> str:
-    """'about 12 times' or 'about 10^394 times' for ratios of 10 and more."""
-    exponent = math.log10(ratio.numerator) - math.log10(ratio.denominator)
-    if exponent < 6:
-        return f"about {float(ratio):.2g} times"
-    return f"about 10^{round(exponent)} times"
+def rethink(prediction) -> str:
+    """The idea a wrong prediction is pointed at: the prediction's own ``rethink``, else its section."""
+    if prediction.rethink:
+        return prediction.rethink
+    if prediction.section:
+        return f"what «{prediction.section}» says"
+    return "the step that produces this value"
 
 
-def _percent(rel: Fraction) -> str:
-    pct = float(rel) * 100
-    return f"{pct:.2g}%" if pct < 10 else f"{pct:.0f}%"
+def _not_quite(prediction, opening: str = "Not quite.") -> str:
+    """A wrong prediction that is no known idea: the idea to rethink, never the value, a ratio or a distance."""
+    return f"❌ {opening} Think again about {rethink(prediction)}, then run the next cell and see."
 
 
 def _close(prediction, value: Fraction, answer: Fraction) -> bool:
@@ -98,7 +112,7 @@ def _known(prediction, matches):
 
 def _judge_shape(prediction, value):
     answer = tuple(prediction.value())
-    shape = _as_shape(value)
+    shape = as_shape(value)
     if shape is None:
         return PredictionVerdict(
             "not_answered", f"❓ A shape is a tuple of ints, like (2, 3); you wrote {describe(value)}."
@@ -109,48 +123,28 @@ def _judge_shape(prediction, value):
     if known is not None:
         return PredictionVerdict("wrong", f"❌ {shape} is {known.why}. Run the next cell and see.", known.id)
     if len(shape) != len(answer):
-        text = f"the answer has {len(answer)} axes and yours has {len(shape)}"
-    elif sorted(shape) == sorted(answer):
-        text = "the right sizes, in another order: which axis comes where?"
-    else:
-        off = sum(a != b for a, b in zip(shape, answer, strict=True))
-        text = f"{off} of {len(answer)} axes are off"
-    return PredictionVerdict("wrong", f"❌ Not quite: {text}. Run the next cell and see why.")
+        return PredictionVerdict("wrong", _not_quite(prediction, "Not quite: which axes does this step keep?"))
+    if sorted(shape) == sorted(answer):
+        return PredictionVerdict("wrong", _not_quite(prediction, "Not quite: which axis comes where?"))
+    return PredictionVerdict("wrong", _not_quite(prediction))
 
 
 def _judge_number(prediction, value):
     answer_value = prediction.value()
-    answer, _ = _as_number(answer_value)
-    number, problem = _as_number(value)
+    answer, _ = as_number(answer_value)
+    number, problem = as_number(value)
     if number is None:
         return PredictionVerdict("not_answered", f"❓ This prediction is {problem}.")
     if _close(prediction, number, answer):
-        return PredictionVerdict("right", f"✅ Right: {_number_words(answer)}.")
-    known = _known(prediction, lambda v: _close(prediction, number, _as_number(v)[0]))
+        return PredictionVerdict("right", f"✅ Right: {number_words(answer)}.")
+    known = _known(prediction, lambda v: _close(prediction, number, as_number(v)[0]))
     if known is not None:
         return PredictionVerdict(
-            "wrong", f"❌ {_number_words(number)} is {known.why}. Run the next cell and see.", known.id
+            "wrong", f"❌ {number_words(number)} is {known.why}. Run the next cell and see.", known.id
         )
-    off = number - answer
-    direction = "high" if off > 0 else "low"
-    if answer == 0:
-        return PredictionVerdict("wrong", f"❌ Off by {_number_words(abs(off))} (too {direction}). Run the next cell.")
-    rel = abs(off) / abs(answer)
-    if number != 0 and (number > 0) != (answer > 0):
-        return PredictionVerdict("wrong", "❌ The sign is wrong. Run the next cell and see why.")
-    if rel >= 9:
-        ratio = abs(number) / abs(answer)
-        return PredictionVerdict(
-            "wrong", f"❌ Far too {direction}: {_ratio_words(ratio)} the answer. Run the next cell."
-        )
-    if direction == "low" and abs(number) * 9 <= abs(answer):
-        ratio = abs(answer) / max(abs(number), Fraction(1, 10**300))
-        return PredictionVerdict(
-            "wrong", f"❌ Far too low: the answer is {_ratio_words(ratio)} yours. Run the next cell."
-        )
-    return PredictionVerdict(
-        "wrong", f"❌ Off by {_number_words(abs(off))} ({_percent(rel)} too {direction}). Run the next cell."
-    )
+    if prediction.magnitude and number != answer:
+        return PredictionVerdict("wrong", _not_quite(prediction, "Too high." if number > answer else "Too low."))
+    return PredictionVerdict("wrong", _not_quite(prediction))
 
 
 def _judge_index(prediction, value):
@@ -166,10 +160,10 @@ def _judge_index(prediction, value):
     known = _known(prediction, lambda v: int(v) == int(value))
     if known is not None:
         return PredictionVerdict("wrong", f"❌ {int(value)} is {known.why}. Run the next cell and see.", known.id)
-    return PredictionVerdict("wrong", "❌ Not this one. Run the next cell and see where it is.")
+    return PredictionVerdict("wrong", _not_quite(prediction, "Not this one."))
 
 
-def _normalised(value):
+def normalised(value):
     """What a choice is compared by: a string stripped, lower-cased, its spaces collapsed; NumPy scalars as Python's."""
     if isinstance(value, str):
         return " ".join(value.split()).lower()
@@ -184,7 +178,7 @@ def _normalised(value):
 
 def _same_choice(a, b) -> bool:
     """Equal by value within one kind: a bool never equals an int (True is not 1), an int equals an integral float."""
-    a, b = _normalised(a), _normalised(b)
+    a, b = normalised(a), normalised(b)
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
@@ -204,10 +198,10 @@ def _judge_choice(prediction, value):
         return PredictionVerdict(
             "wrong", f"❌ {safe_repr(matches[0])} is {known.why}. Run the next cell and see.", known.id
         )
-    return PredictionVerdict("wrong", "❌ Not this one. Run the next cell and see what happens.")
+    return PredictionVerdict("wrong", _not_quite(prediction, "Not this one."))
 
 
-def _as_int_set(value):
+def as_int_set(value):
     """A frozenset of ints from a set, frozenset, list, tuple or 1-D integer array; None for anything else."""
     if is_array(value):
         if len(tuple(value.shape)) != 1:
@@ -223,31 +217,26 @@ def _as_int_set(value):
     return frozenset(items)
 
 
-def _set_words(values) -> str:
+def set_words(values) -> str:
     return "{" + ", ".join(str(v) for v in sorted(values)) + "}" if values else "the empty set"
 
 
 def _judge_set(prediction, value):
-    answer = _as_int_set(prediction.value())
-    given = _as_int_set(value)
+    answer = as_int_set(prediction.value())
+    given = as_int_set(value)
     if given is None:
         return PredictionVerdict(
             "not_answered", f"❓ This prediction is a set of whole numbers, like {{0, 2}}; you wrote {describe(value)}."
         )
     if given == answer:
-        return PredictionVerdict("right", f"✅ Right: {_set_words(answer)}.")
-    known = _known(prediction, lambda v: _as_int_set(v) == given)
+        return PredictionVerdict("right", f"✅ Right: {set_words(answer)}.")
+    known = _known(prediction, lambda v: as_int_set(v) == given)
     if known is not None:
-        return PredictionVerdict(
-            "wrong", f"❌ {_set_words(given)} is {known.why}. Run the next cell and see.", known.id
-        )
-    missing, extra = len(answer - given), len(given - answer)
-    parts = []
-    if missing:
-        parts.append(f"{missing} {'is' if missing == 1 else 'are'} missing")
-    if extra:
-        parts.append(f"{extra} {'does' if extra == 1 else 'do'} not belong")
-    return PredictionVerdict("wrong", f"❌ Not quite: {' and '.join(parts)}. Run the next cell and see which.")
+        return PredictionVerdict("wrong", f"❌ {set_words(given)} is {known.why}. Run the next cell and see.", known.id)
+    opening = "Not quite: some are missing." if answer - given else "Not quite: some do not belong."
+    if answer - given and given - answer:
+        opening = "Not quite: some are missing and some do not belong."
+    return PredictionVerdict("wrong", _not_quite(prediction, opening))
 
 
 def judge_prediction(prediction, value) -> PredictionVerdict:
@@ -258,7 +247,7 @@ def judge_prediction(prediction, value) -> PredictionVerdict:
     >>> from course_utils.exercises import Prediction
     >>> p = Prediction("01.var", "Var(q · k) for d_head = 64?", "number", 64)
     >>> judge_prediction(p, 10**400).message
-    '❌ Far too high: about 10^398 times the answer. Run the next cell.'
+    '❌ Not quite. Think again about the step that produces this value, then run the next cell and see.'
     >>> judge_prediction(p, float("nan")).status
     'not_answered'
     """

@@ -1,0 +1,302 @@
+"""Mistakes named by what the answer does (issue 26 §2): relations to the right output, mutations of the reference.
+
+Every answer below is a mistake no catalogue entry was written for in that exercise; each test fails without
+the relation engine (``course_utils/exercises/relations.py``) or the mutations (``mutations.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from course_utils import exercises
+from course_utils.exercises import engine, mutations, relations
+from course_utils.exercises.relations import Triple, explain, findings
+
+
+def _judge(exercise_id, answer):
+    return engine.judge(exercises.get(exercise_id), answer)
+
+
+def _keys(exercise_id, args, expected, got, **kw):
+    return [f.key for f in findings(exercises.get(exercise_id), args, expected, got, **kw)]
+
+
+# ---- one case: what the output is, relative to the right one ----------------------------------------------------
+
+
+def test_a_factor_is_named_by_the_size_it_comes_from():
+    q, k = np.ones((3, 5)), np.ones((4, 5))
+    right = np.arange(12.0).reshape(3, 4) + 1
+    keys = _keys("00.dot_scores", (q, k), right, right / math.sqrt(5))
+    assert "factor:1/√(q.shape[-1])" in keys and "factor:1/√(k.shape[-1])" in keys
+    assert "factor:q.shape[-2]" in _keys("00.dot_scores", (q, k), right, right * 3)
+    assert _keys("00.dot_scores", (q, k), right, right * 7) == ["factor"]  # 7 is no size in scope
+
+
+def test_transposed_permuted_and_shifted_outputs():
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    ex = exercises.get("01.softmax_along")
+    assert "transposed" in [f.key for f in findings(ex, (x,), x, x.swapaxes(-1, -2))]
+    assert "permuted:(1, 0, 2)" in [f.key for f in findings(ex, (x,), x, x.transpose(1, 0, 2))]
+    shifted = np.roll(x, 1, axis=-1)
+    assert "shift:-1:1" in [f.key for f in findings(ex, (x,), x, shifted)]
+
+
+def test_weights_with_the_scores_scaled_by_a_size_before_the_softmax():
+    rng = np.random.default_rng(1)
+    q, k = rng.standard_normal((3, 6)), rng.standard_normal((5, 6))
+    scores = q @ k.T
+
+    def softmax(s):
+        e = np.exp(s - s.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    right = softmax(scores / math.sqrt(6))
+    got = softmax(scores)  # the scale left out: the right scores times √6
+    found = findings(exercises.get("00.dot_scores"), (q, k), right, got)
+    named = [f for f in found if f.key == "temperature:√(q.shape[-1])"]
+    assert named and named[0].misconception == "no_scaling"
+    other_axis = np.exp(scores) / np.exp(scores).sum(0, keepdims=True)
+    found = findings(exercises.get("00.dot_scores"), (q, k), right, other_axis)  # normalised down the columns
+    assert [f.misconception for f in found if f.key == "normalised_other_axis"] == ["softmax_wrong_axis"]
+
+
+def test_masks_inverted_shifted_and_filled():
+    ex = exercises.get("02.causal_mask")
+    right = np.tril(np.ones((5, 5), dtype=bool))
+    assert "inverted" in [f.key for f in findings(ex, (5,), right, ~right)]
+    assert "diagonal:-1" in [f.key for f in findings(ex, (5,), right, np.tril(right, -1))]
+    assert "diagonal:+2" in [f.key for f in findings(ex, (5,), right, np.tril(np.ones((5, 5), dtype=bool), 2))]
+    scores = np.where(right, 1.5, -np.inf)
+    filled = np.where(right, 1.5, -1e9)
+    assert "fill:-1e+09" in [f.key for f in findings(ex, (5,), scores, filled)]
+
+
+def test_a_term_a_bias_and_an_earlier_step():
+    ex = exercises.get("00.dot_scores")
+    rng = np.random.default_rng(2)
+    x, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
+    right = x @ b + x
+    assert "term:-q" in [f.key for f in findings(ex, (x, b), right, x @ b)]  # dot_scores' first argument is q
+    assert "bias" in [f.key for f in findings(ex, (x, b), right, right + np.arange(4.0))]
+    assert "step:scores" in [f.key for f in findings(ex, (x, b), right, x @ b, steps=(("scores", x @ b),))]
+
+
+# ---- named only when one relation explains every failing case -----------------------------------------------------
+
+
+def test_named_only_when_the_same_relation_explains_every_failing_case():
+    ex = exercises.get("00.dot_scores")
+    q1, k1, q2, k2 = np.ones((3, 5)), np.ones((4, 5)), np.ones((6, 7)), np.ones((2, 7))
+    r1, r2 = np.arange(1.0, 13).reshape(3, 4), np.arange(1.0, 13).reshape(6, 2)
+    both = explain(ex, [Triple("case 1", (q1, k1), r1, r1 / math.sqrt(5)), Triple("case 2", (q2, k2), r2, r2 / 7**0.5)])
+    assert both.named and both.key == "factor:1/√(q.shape[-1])"
+    one = explain(ex, [Triple("case 1", (q1, k1), r1, r1 / math.sqrt(5)), Triple("case 2", (q2, k2), r2, r2 + 1)])
+    assert not one.named and one.sentence.startswith("Case 1 looks like the right one times 1/√(q.shape[-1])")
+
+
+def test_a_coincidence_on_one_case_names_nothing_in_a_check():
+    def dot_scores(q, k):  # right on two cases; on the one with d_head 2 scaled by it
+        out = q @ k.T
+        return out * 2 if q.shape == (3, 2) else out + 1
+
+    verdict = _judge("00.dot_scores", dot_scores)
+    assert verdict.status == "wrong" and verdict.misconception is None and verdict.relation is None
+
+
+def test_a_nan_answer_is_explained_by_where_the_nan_first_appears_never_by_a_nan_mistake():
+    def softmax_along(x, axis=-1):
+        e = np.exp(x)
+        weights = e / np.inf * 0 * np.nan
+        return weights
+
+    verdict = _judge("01.softmax_along", softmax_along)
+    assert verdict.misconception is None and verdict.relation is None
+    assert "The first NaN appears in `weights`, after your line" in verdict.detail
+    assert "weights = e / np.inf * 0 * np.nan" in verdict.detail
+
+
+# ---- a step varied in the reference is recognised wherever that step is taken ------------------------------------
+
+
+def test_scores_where_weights_are_asked_is_named_from_the_references_own_steps():
+    torch = pytest.importorskip("torch")
+
+    def masked_attention(query, key, value, mask=None):
+        scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
+        masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+        weights = torch.nan_to_num(torch.softmax(masked, dim=-1))
+        return weights @ value, scores  # the scores where the weights are asked
+
+    verdict = _judge("02.masked_attention", masked_attention)
+    assert verdict.relation is not None and "earlier step" in verdict.detail, verdict.detail
+
+
+def test_a_causal_mask_with_its_diagonal_moved_is_named_in_every_exercise_that_builds_one():
+    torch = pytest.importorskip("torch")
+
+    def causal_mask(seq_len):
+        return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool), diagonal=1)
+
+    verdict = _judge("02.causal_mask", causal_mask)
+    assert verdict.relation == "diagonal:+1", verdict.detail
+
+
+def test_mutants_vary_each_step_of_the_reference():
+    def reference(x, mask):
+        scores = x / math.sqrt(x.shape[-1])
+        scores = np.where(mask, scores, -1e9)
+        return np.tril(scores, k=0).sum(axis=-1)
+
+    kinds = {m.key.rsplit(":", 2)[0] for m in mutations.mutants(reference)}
+    assert {"mutant:scale:dropped", "mutant:scale:no_root", "mutant:mask:where", "mutant:axis:sum"} <= kinds
+    assert {"mutant:diagonal:tril:-1", "mutant:diagonal:tril:+1", "mutant:fill:big"} <= kinds
+
+
+def test_a_step_of_a_course_helper_varied_is_named_in_words_not_in_code():
+    def softmax_along(x, axis=-1):  # the max over the last axis whatever the axis asked: right on axis -1 only
+        exps = np.exp(x - x.max(axis=-1, keepdims=True))
+        return exps / exps.sum(axis=axis, keepdims=True)
+
+    verdict = _judge("01.softmax_along", softmax_along)
+    assert verdict.relation == "mutant:axis:max", verdict.detail
+    assert "its max over the last axis" in verdict.detail and "keepdims" not in verdict.detail
+
+
+# ---- case sizes never coincide -------------------------------------------------------------------------------------
+
+# Cases whose whole-number arguments coincide (with each other, or with 2): a relation or a mistake can then
+# fit by accident. The lessons' authors fix these in the Exercise blocks; a new one fails this test.
+KNOWN_COINCIDENCES = {
+    "02.cached_causal_mask: q_len=2",
+    "02.cached_causal_mask: q_len=4, k_len=4",
+    "02.sliding_window_mask: window=2",
+    "03.attention_flops: batch=2, k_len=2, num_heads=2",
+    "03.block_crossover: mlp_ratio=2",
+    "03.count_attention_parameters: num_heads=128, d_head=128",
+    "03.grouped_query_attention: num_heads=2, num_kv_heads=2",
+    "03.grouped_query_attention: num_kv_heads=2",
+    "03.multi_head_attention: num_heads=2",
+    "03.multi_head_attention_loop: num_heads=2",
+    "03.split_heads: num_heads=2",
+    "04.alibi_bias: num_heads=2",
+    "05.switch_off: num_heads=2",
+    "06.causal_tiled_attention: block=2",
+    "06.decode_flops: d_head=2",
+    "06.io_bytes: bytes_per_value=2",
+    "06.io_bytes: d_head=2",
+    "06.io_bytes: seq_len=2",
+    "06.kv_cache_bytes: batch=2, layers=12, heads=12, bytes_per_value=2",
+    "06.kv_cache_bytes: layers=2, d_head=4, bytes_per_value=4",
+    "06.tiled_attention: block=2",
+    "06.weights_bytes: batch=2, heads=4, bytes_per_value=4",
+    "06.weights_bytes: heads=2",
+    "08.my_positions: num_positions=2",
+    "08.transformer_parameters: num_heads=2, num_layers=2",
+    "08.transformer_parameters: vocab=20, num_heads=3, d_ff=20, num_layers=3",
+}
+
+
+def coincidences() -> set:
+    """Every case (of an exercise called without a driver) whose whole-number arguments coincide or are 2."""
+    found = set()
+    for exercise in exercises.EXERCISES.values():
+        if exercise.driver is not None:
+            continue  # a driver's case arguments are not the answer's: their names are unknown here
+        for args in engine.prepare(exercise).cases:
+            bad = relations.coinciding_sizes(args, exercise.reference)
+            if bad:
+                found.add(f"{exercise.id}: {', '.join(bad)}")  # by value, not case number: cases move
+    return found
+
+
+def test_no_new_case_has_sizes_that_coincide():
+    new = coincidences() - KNOWN_COINCIDENCES
+    assert not new, "cases whose sizes coincide (give every size its own value, never 2):\n" + "\n".join(sorted(new))
+
+
+def test_coinciding_sizes_lists_equal_whole_numbers_and_twos():
+    def count(batch, layers, heads, bytes_per_value):
+        return 0
+
+    assert relations.coinciding_sizes((3, 2, 4, 4), count) == ["layers=2", "heads=4", "bytes_per_value=4"]
+    assert relations.coinciding_sizes((3, 5, 7, 6), count) == []
+
+
+def test_the_first_hint_after_a_relation_points_at_the_step_not_at_the_first_entry(capsys):
+    from course_utils import checks
+    from course_utils.exercises import hints
+
+    hints.forget()
+
+    def dot_scores(q, k):
+        return q @ k.T / math.sqrt(q.shape[-1])
+
+    checks.check("00.dot_scores", dot_scores)
+    checks.hint("00.dot_scores")
+    out = capsys.readouterr().out
+    assert "Your last check said how your result relates to the right one" in out
+    assert "work that case out by hand" not in out
+    hints.forget()
+
+
+def test_the_right_slices_in_another_order_and_a_mask_left_out():
+    x = np.random.default_rng(4).standard_normal((3, 5))
+    ex = exercises.get("01.softmax_along")
+    assert "reordered:-1" in [f.key for f in findings(ex, (x,), x, x[:, ::-1])]
+    assert "reordered:-1" in [f.key for f in findings(ex, (x,), x, x[:, [1, 0, 2, 3, 4]])]
+
+    def reference(scores, mask):
+        return scores.masked_fill(~mask, float("-inf")).softmax(-1)
+
+    dropped = [m for m in mutations.mutants(reference) if m.key.startswith("mutant:mask:dropped")]
+    assert dropped and dropped[0].misconception == "mask_ignored"
+
+
+def test_an_answer_of_zeros_is_related_to_nothing():
+    verdict = _judge("00.dot_scores", lambda q, k: np.zeros((len(q), len(k))))
+    assert verdict.relation is None and verdict.detail.endswith("got 0.")  # lesson 00's stored output
+
+
+def test_one_number_is_never_named_just_a_constant_times_the_right_one():
+    ex = exercises.get("01.score_scale")
+    args = (16, 1.0)
+    assert "factor" not in _keys("01.score_scale", args, 4.0, 3.0)  # 0.75 times: true of any two numbers
+    assert "factor:1/d_head" in [f.key for f in findings(ex, args, 4.0, 0.25)]  # a size in scope still says something
+
+
+def test_a_nan_never_matches_a_mutant_that_makes_nans():
+    def softmax_along(x, axis=-1):  # the minimum subtracted: large exponents overflow, NaN on large scores
+        exps = np.exp(x - x.min(axis=axis, keepdims=True))
+        return exps / exps.sum(axis=axis, keepdims=True)
+
+    verdict = _judge("01.softmax_along", softmax_along)
+    assert verdict.relation is None or not verdict.relation.startswith("mutant:"), verdict.detail
+    assert verdict.misconception != "mask_inverted", verdict.detail
+
+
+def test_transposed_output_is_said_in_words_without_the_scores_entry_of_the_catalogue():
+    x = np.random.default_rng(5).standard_normal((2, 3, 4))
+    found = [
+        f for f in findings(exercises.get("01.softmax_along"), (x,), x, x.swapaxes(-1, -2)) if f.key == "transposed"
+    ]
+    assert found and found[0].misconception is None
+
+
+def test_a_mistake_is_named_when_it_explains_every_failing_case_but_those_whose_nan_is_located():
+    torch = pytest.importorskip("torch")
+
+    def masked_attention(query, key, value, mask=None):  # softmax down the queries, -inf fill: NaN on an empty row
+        scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-2)
+        return weights @ value, weights
+
+    verdict = _judge("02.masked_attention", masked_attention)
+    assert verdict.misconception == "softmax_wrong_axis", verdict.detail
+    assert "your result has NaN instead" in verdict.detail
+    assert "The first NaN appears in `weights`, after your line" in verdict.detail
