@@ -755,14 +755,14 @@ PREDICTIONS = [
     ),
     Prediction(
         id="07.mirror_position",
-        question="A source of length 14: which source position (0-based) should output step 3 attend to?",
+        question="A source of length 14: which source position (0-based) should output step 4 attend to?",
         kind="index",
-        answer=10,
+        answer=9,
         section="07 · What the attention looks at",
         rethink="which source position step 0 reads when the output is the source reversed",
         known_wrong={
-            3: (None, "the step's own position: that would copy the source, not reverse it"),
-            11: (None, "n - t: check it on step 0: which position must it read?"),
+            4: (None, "the step's own position: that would copy the source, not reverse it"),
+            10: (None, "n - t: check it on step 0: which position must it read?"),
         },
     ),
 ]

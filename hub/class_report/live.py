@@ -6,8 +6,9 @@ after each accepted batch (:meth:`Live.note`). One service process owns it: with
 hub.md, PostgreSQL), each shows what it received since it started plus what the store held then.
 
 - ``newest[student][(event, item)]``: the newest record (with ``received``, the service's time);
-- ``first_try[(student, prediction)]``: the status of the earliest record whose ``attempt`` is 1 (a new kernel
-  counts from 1 again; records without an attempt are not counted);
+- ``first_try[(student, prediction)]``: the status of the record the kernel marked ``first_try``; for a log
+  without that field, the earliest record whose ``attempt`` is 1 (a new kernel counts from 1 again; records without
+  an attempt are not counted);
 - ``failing_since[(student, exercise)]``: when the student's current run of non-passing checks of an exercise
   began (cleared by a pass): "stuck" is a run older than ``stuck_minutes`` whose newest check is recent;
 - ``refused[student]``: records refused for naming an unregistered id.
@@ -40,13 +41,17 @@ class Live:
         for student, records in store.latest().items():
             self.newest[student] = {(r["event"], r["exercise"]): r for r in records}
         for student in store.counts():
-            self._replay(student, store.events(student, limit=100_000))
+            self.replay(student, store.events(student, limit=100_000))
         return self
 
-    def _replay(self, student: str, records) -> None:
+    def replay(self, student: str, records) -> None:
+        """Take ``student``'s records (oldest first) into the first tries and the failing-since times."""
         for record in records:
             key = (student, record["exercise"])
-            if record["event"] == "predict" and record.get("attempt") == 1:
+            if record["event"] == "predict" and record.get("first_try") is not None:
+                if record["first_try"]:  # the kernel says which answer counts (the log's first_try)
+                    self.first_try.setdefault(key, record["status"])
+            elif record["event"] == "predict" and record.get("attempt") == 1:
                 self.first_try.setdefault(key, record["status"])  # a new kernel counts from 1 again: the earliest
             elif record["event"] == "check":
                 if record["status"] == "passed":
@@ -59,7 +64,7 @@ class Live:
         self.newest[student] = {(r["event"], r["exercise"]): r for r in store.latest(student).get(student, [])}
         kept = self.newest[student]
         received = max((r["received"] for r in kept.values()), default=None)
-        self._replay(student, [{**r, "received": received} for r in accepted if (r["event"], r["exercise"]) in kept])
+        self.replay(student, [{**r, "received": received} for r in accepted if (r["event"], r["exercise"]) in kept])
 
     def count_refused(self, student: str, n: int) -> None:
         if n:

@@ -25,7 +25,16 @@ EVENTS = {
     "hint": ("shown",),
 }
 EXERCISE_ID = re.compile(r"\d\d\.[A-Za-z_][A-Za-z0-9_]{0,79}")
-_TEXT_LIMITS = {"detail": 500, "misconception": 100, "time": 40, "session": 64, "prediction": 200, "known_wrong": 100}
+_TEXT_LIMITS = {
+    "detail": 500,
+    "misconception": 100,
+    "relation": 200,
+    "time": 40,
+    "session": 64,
+    "prediction": 200,
+    "known_wrong": 100,
+}
+_FLAGS = ("first_try", "correct", "held")  # a prediction's: the answer that counts, right or not, held until the reveal
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,13 @@ def _text(record: dict, name: str) -> str | None:
     return value[: _TEXT_LIMITS[name]]
 
 
+def _flag(record: dict, name: str) -> bool | None:
+    value = record.get(name)
+    if value is None or isinstance(value, bool):
+        return value
+    raise ValueError(f"{name}: expected true, false or null but got {value!r:.40}")
+
+
 def _count(record: dict, name: str) -> int | None:
     value = record.get(name)
     if value is None:
@@ -125,6 +141,8 @@ def normalize(record, registry: Registry | None = None) -> dict:
     out["level"] = _count(record, "level")
     for name in _TEXT_LIMITS:
         out[name] = _text(record, name)
+    for name in _FLAGS:
+        out[name] = _flag(record, name)
     out = {key: value for key, value in out.items() if value is not None or key == "misconception"}
     if registry is not None:
         registry.check(out)

@@ -37,10 +37,29 @@ def test_v1_lines_are_checks_and_predictions_and_hints_are_accepted():
     assert normalize({"v": 2, "event": "hint", "exercise": "01.x", "status": "shown", "level": 2})["level"] == 2
 
 
+def test_a_prediction_keeps_its_first_try_and_a_check_its_relation():
+    predict = {"v": 2, "event": "predict", "exercise": "01.x", "status": "wrong", "first_try": True, "correct": False}
+    assert normalize(predict) == {**predict, "lesson": "01", "misconception": None}
+    held = normalize({**predict, "status": "right", "first_try": False, "correct": True, "held": True})
+    assert held["first_try"] is False and held["held"] is True
+    assert normalize({**CHECK, "relation": "transposed"})["relation"] == "transposed"
+
+
+def test_the_live_view_counts_the_answer_the_kernel_marked_first():
+    from class_report.live import Live
+
+    live = Live()
+    second = {"event": "predict", "exercise": "01.x", "status": "right", "attempt": 1, "first_try": False}
+    first = {"event": "predict", "exercise": "01.x", "status": "wrong", "attempt": 1, "first_try": True}
+    live.replay("ada", [second, first])  # a second try of an earlier kernel arrived first
+    assert live.first_try[("ada", "01.x")] == "wrong"
+
+
 @pytest.mark.parametrize(
     ("change", "field"),
     [
         ({"event": "grade"}, "event"),
+        ({"first_try": "yes"}, "first_try"),
         ({"exercise": "../../etc"}, "exercise"),
         ({"exercise": 7}, "exercise"),
         ({"lesson": "02"}, "lesson"),

@@ -170,7 +170,10 @@ def test_a_bad_target_is_refused_naming_it(bad, error, words):
 def test_a_database_url_is_logged_without_its_password():
     from class_report.database import redacted
 
-    assert redacted("postgresql://course:s3cret@db.example:5432/records") == "postgresql://course:***@db.example:5432/records"
+    assert (
+        redacted("postgresql://course:s3cret@db.example:5432/records")
+        == "postgresql://course:***@db.example:5432/records"
+    )
     assert "s3cret" not in redacted("postgres://course:s3cret@db/records")
     assert redacted("postgresql://course@db/records") == "postgresql://course@db/records"
     assert redacted("/srv/class-report/records.sqlite") == "/srv/class-report/records.sqlite"

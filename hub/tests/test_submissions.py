@@ -281,7 +281,7 @@ def test_the_lesson_page_shows_stuck_students_top_three_misconceptions_and_first
             ],
         )
         live.note(name, store, [record])
-        live._replay(
+        live.replay(
             name,
             [
                 {
@@ -303,7 +303,7 @@ def test_the_lesson_page_shows_stuck_students_top_three_misconceptions_and_first
     predictions = page.split("<h2>Predictions</h2>")[1].split("</tr>")[1]
     assert "<td>7</td><td>3 (43 %)</td>" in predictions
     assert "<h2>Stuck now (0)" in render_lesson(live, REGISTRY, "01", now=now - dt.timedelta(minutes=5))
-    live._replay("d", [{"event": "predict", "exercise": PREDICTION, "status": "right", "attempt": 1, "received": "x"}])
+    live.replay("d", [{"event": "predict", "exercise": PREDICTION, "status": "right", "attempt": 1, "received": "x"}])
     assert live.first_try[("d", PREDICTION)] == "wrong"  # a second kernel's attempt 1 is not the first try
     csv_text = lesson_csv(live, REGISTRY, "01", {"a"})
     assert csv_text.splitlines()[0].split(",")[:4] == ["student", "event", "item", "status"] and all(
