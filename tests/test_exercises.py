@@ -291,7 +291,11 @@ def test_known_delegation_holes_are_closed(capsys, log):
             "X, Wq, Wk, Wv = args\nreturn numpy_attention.scaled_dot_product_attention(X @ Wq, X @ Wk, X @ Wv)",
             {"numpy_attention": numpy_attention},
         ),
-        ("02.padding_mask", "return masks.make_padding_mask(*args)", {"masks": masks}),
+        (
+            "02.padding_mask",  # side="left" (a third argument) is the helper's rows, mirrored
+            "mask = masks.make_padding_mask(*args[:2])\nreturn mask.flip(-1) if args[2:] == ('left',) else mask",
+            {"masks": masks},
+        ),
         ("02.causal_mask", "return masks.make_causal_mask(*args)", {"masks": masks}),
         (
             "04.load_from_torch",

@@ -29,9 +29,7 @@ __all__ = [
     "MASKED_ATTENTION",
     "DECODER_MASK",
     "LEAKS",
-    "SLIDING_WINDOW_MASK",
     "CACHED_CAUSAL_MASK",
-    "LEFT_PADDING_MASK",
     "masked_softmax_fill_1e9",
     "masked_softmax_fill_inf",
     "attention_with_fill",
@@ -44,59 +42,87 @@ def _positions(q_len, k_len=None):
     return torch.arange(q_len)[:, None], torch.arange(k_len)[None, :]
 
 
-# ---- 02.padding_mask(lengths, max_len) -> (batch, max_len) bool ----------------------------------------------
+# ---- 02.padding_mask(lengths, max_len, side="right") -> (batch, max_len) bool -----------------------------
 def padding_cases():
     return [
         Case((torch.tensor([3, 1]), 4)),
         Case((torch.tensor([0, 2, 5]), 5), "an empty sequence and a full one"),
         Case((torch.tensor([2]), 6), "one sequence, max_len past its length"),
         Case((torch.tensor([4, 1, 3]), 7), "no row fills the padded width"),
+        Case((torch.tensor([3, 1]), 4, "left"), "padded on the left"),
+        Case((torch.tensor([0, 2, 5]), 5, "left"), "padded on the left: an empty sequence and a full one"),
+        Case((torch.tensor([4, 1, 3]), 7, "left"), "padded on the left, no row fills the padded width"),
     ]
 
 
-def padding_mask(lengths, max_len):
-    return masks.make_padding_mask(lengths, max_len)  # (batch, max_len), True at real tokens
+def _check_side(side):
+    if side not in ("right", "left"):
+        raise ValueError(f'side must be "right" or "left", got {side!r}')
 
 
-def padding_mask_compare(lengths, max_len):
-    return torch.arange(max_len)[None, :] < lengths[:, None]  # (1, max_len) < (batch, 1) -> (batch, max_len)
+def padding_mask(lengths, max_len, side="right"):
+    _check_side(side)
+    mask = masks.make_padding_mask(lengths, max_len)  # (batch, max_len), True at real tokens, at the start
+    return mask if side == "right" else mask.flip(-1)  # left padding: the same rows, mirrored
 
 
-def padding_mask_loop(lengths, max_len):
+def padding_mask_compare(lengths, max_len, side="right"):
+    positions = torch.arange(max_len)[None, :]  # (1, max_len)
+    if side == "right":
+        return positions < lengths[:, None]  # (1, max_len) < (batch, 1) -> (batch, max_len)
+    return positions >= (max_len - lengths)[:, None]  # the last `length` positions
+
+
+def padding_mask_loop(lengths, max_len, side="right"):
     mask = torch.zeros(len(lengths), max_len, dtype=torch.bool)
     for b, length in enumerate(lengths.tolist()):
-        mask[b, :length] = True
+        if side == "right":
+            mask[b, :length] = True
+        else:
+            mask[b, max_len - length :] = True
     return mask
 
 
-def padding_mask_stacked(lengths, max_len):
-    return torch.stack([torch.arange(max_len) < n for n in lengths])  # one row per sequence
+def padding_mask_stacked(lengths, max_len, side="right"):
+    rows = [torch.arange(max_len) < n for n in lengths]  # one row per sequence
+    return torch.stack(rows if side == "right" else [row.flip(0) for row in rows])
 
 
-def padding_mask_ints(lengths, max_len):
-    return (torch.arange(max_len)[None, :] < lengths[:, None]).int()  # 0/1 numbers, not True/False
+def padding_mask_ints(lengths, max_len, side="right"):
+    return padding_mask_compare(lengths, max_len, side).int()  # 0/1 numbers, not True/False
 
 
-def padding_mask_transposed(lengths, max_len):
-    return torch.arange(max_len)[:, None] < lengths[None, :]  # (max_len, batch): one row per position
+def padding_mask_transposed(lengths, max_len, side="right"):
+    return padding_mask_compare(lengths, max_len, side).T  # (max_len, batch): one row per position
+
+
+def left_padding_as_right(lengths, max_len, side="right"):
+    return torch.arange(max_len)[None, :] < lengths[:, None]  # the real tokens at the start, whatever the side
 
 
 PADDING_MASK = Exercise(
     id="02.padding_mask",
-    fresh=lambda batch, max_len: [(torch.tensor([(3 * i + 1) % (max_len + 1) for i in range(batch)]), max_len)],
+    fresh=lambda batch, max_len: [
+        (torch.tensor([(3 * i + 1) % (max_len + 1) for i in range(batch)]), max_len, side) for side in ("right", "left")
+    ],
     section="02 · Padding masks from lengths",
     make_cases=padding_cases,
     reference=padding_mask,
     variants=(padding_mask_compare, padding_mask_loop, padding_mask_stacked),
-    buggy={"mask_not_bool": padding_mask_ints, "padding_mask_transposed": padding_mask_transposed},
+    buggy={
+        "mask_not_bool": padding_mask_ints,
+        "padding_mask_transposed": padding_mask_transposed,
+        "left_padding_as_right": left_padding_as_right,
+    },
     misconceptions=("mask_inverted", "padding_off_by_one"),
     hints=(
-        "Write the row of a sequence of length 3 padded to 5 by hand. Which comparison between a position j and "
-        "the length gives it?",
+        "Write the row of a sequence of length 3 padded to 5 by hand, once padded on the right and once on the "
+        "left. Which comparison between a position j and the length gives each?",
         "Compare a row of positions, shape (1, max_len), with a column of lengths, shape (batch, 1): broadcasting "
-        "builds the whole (batch, max_len) table in one comparison.",
+        "builds the whole (batch, max_len) table in one comparison. On the left, the first real position of "
+        "sequence b is max_len - lengths[b].",
         "torch.arange(max_len) gives the positions; lengths[:, None] makes the lengths a column. Which of <, <= "
-        "gives True exactly at the real tokens?",
+        "gives True exactly at the real tokens on the right, and which of >, >= on the left?",
     ),
 )
 
@@ -670,156 +696,98 @@ LEAKS = Exercise(
 )
 
 
-# ---- 02.sliding_window_mask(seq_len, window) -> (q_len, k_len) bool -----------------------------------------
-def sliding_window_mask(seq_len, window):
-    i, j = _positions(seq_len)
-    near = j > i - window  # (q_len, k_len): fewer than `window` steps back (or ahead)
-    return masks.make_causal_mask(seq_len) & near  # itself and the window - 1 keys before it
+# ---- 02.cached_causal_mask(q_len, k_len, window=None) -> (q_len, k_len) bool ---------------------------------
+def _query_positions(q_len, k_len):
+    """Each query's position in the k_len-token sequence (q_len, 1), and the key positions (1, k_len)."""
+    i, j = _positions(q_len, k_len)
+    return i + (k_len - q_len), j  # the queries are the last q_len positions
 
 
-def window_mask_compare(seq_len, window):
-    i, j = _positions(seq_len)
-    return (j <= i) & (i - j < window)
+def cached_causal_mask(q_len, k_len, window=None):
+    allowed = masks.make_causal_mask(q_len, k_len)  # torch.tril(..., diagonal=k_len - q_len): bottom-right
+    if window is None:
+        return allowed
+    position, j = _query_positions(q_len, k_len)
+    return allowed & (j > position - window)  # at most `window` keys, itself included
 
 
-def window_mask_triangles(seq_len, window):
-    return _ones(seq_len).tril() & _ones(seq_len).triu(-(window - 1))  # the past, at most window - 1 back
+def cached_causal_tril(q_len, k_len, window=None):
+    ones = torch.ones(q_len, k_len, dtype=torch.bool)
+    allowed = ones.tril(diagonal=k_len - q_len)
+    return allowed if window is None else allowed & ~ones.tril(diagonal=k_len - q_len - window)
 
 
-def window_mask_loop(seq_len, window):
-    mask = torch.zeros(seq_len, seq_len, dtype=torch.bool)
-    for i in range(seq_len):
-        mask[i, max(0, i - window + 1) : i + 1] = True
+def cached_causal_positions(q_len, k_len, window=None):
+    position, j = _query_positions(q_len, k_len)  # query i sits at position k_len - q_len + i
+    allowed = j <= position
+    return allowed if window is None else allowed & (position - j < window)
+
+
+def cached_causal_slice(q_len, k_len, window=None):
+    full = _ones(k_len).tril()  # the causal mask of the whole sequence
+    if window is not None:
+        full = full & _ones(k_len).triu(-(window - 1))  # at most window - 1 keys back
+    return full[k_len - q_len :]  # its last q_len rows
+
+
+def cached_causal_loop(q_len, k_len, window=None):
+    mask = torch.zeros(q_len, k_len, dtype=torch.bool)
+    for i in range(q_len):
+        position = k_len - q_len + i
+        first = 0 if window is None else max(0, position - window + 1)
+        mask[i, first : position + 1] = True
     return mask
 
 
-def window_mask_off_by_one(seq_len, window):
-    i, j = _positions(seq_len)
-    return (j <= i) & (j >= i - window)  # window + 1 keys
+def cached_causal_top_left(q_len, k_len, window=None):
+    i, j = _positions(q_len, k_len)  # what is_causal=True does: query i at position i
+    return (j <= i) if window is None else (j <= i) & (i - j < window)
 
 
-def window_mask_not_causal(seq_len, window):
-    i, j = _positions(seq_len)
-    return (i - j).abs() < window  # both ways
+def window_off_by_one(q_len, k_len, window=None):
+    position, j = _query_positions(q_len, k_len)
+    return (j <= position) if window is None else (j <= position) & (j >= position - window)  # window + 1 keys
 
 
-def window_mask_forward(seq_len, window):
-    i, j = _positions(seq_len)
-    return (j >= i) & (j < i + window)  # the upper triangle: the next keys instead of the previous ones
-
-
-def window_mask_inverted(seq_len, window):
-    return ~sliding_window_mask(seq_len, window)
-
-
-SLIDING_WINDOW_MASK = Exercise(
-    id="02.sliding_window_mask",
-    fresh=lambda seq_len, window: [(seq_len, window)],
-    section="02 · Sliding windows",
-    make_cases=lambda: [
-        Case((5, 2)),
-        Case((6, 3)),
-        Case((4, 1), "a window of 1: only itself"),
-        Case((3, 5), "a window longer than the sequence: plain causal"),
-        Case((7, 4)),
-    ],
-    reference=sliding_window_mask,
-    variants=(window_mask_compare, window_mask_triangles, window_mask_loop),
-    buggy={
-        "window_off_by_one": window_mask_off_by_one,
-        "window_not_causal": window_mask_not_causal,
-        "causal_triu": window_mask_forward,
-        "mask_inverted": window_mask_inverted,
-    },
-    misconceptions=("causal_no_diagonal",),
-    hints=(
-        "Write row 4 of a 6-token mask with window 3 by hand: which keys are True?",
-        "Two conditions on the key position j for query i: not in the future, and fewer than `window` steps back.",
-        "With i a column and j a row of positions, the first condition is j <= i. Write the second the same way "
-        "(your causal_mask gives the first one too).",
-    ),
-)
-
-
-# ---- 02.cached_causal_mask(q_len, k_len) -> (q_len, k_len) bool (transfer) ----------------------------------
-def cached_causal_mask(q_len, k_len):
-    return masks.make_causal_mask(q_len, k_len)  # torch.tril(..., diagonal=k_len - q_len): bottom-right
-
-
-def cached_causal_tril(q_len, k_len):
-    return torch.ones(q_len, k_len, dtype=torch.bool).tril(diagonal=k_len - q_len)
-
-
-def cached_causal_positions(q_len, k_len):
-    i, j = _positions(q_len, k_len)
-    return j <= i + (k_len - q_len)  # query i sits at position k_len - q_len + i
-
-
-def cached_causal_slice(q_len, k_len):
-    return _ones(k_len).tril()[k_len - q_len :]  # the last q_len rows of the full causal mask
-
-
-def cached_causal_top_left(q_len, k_len):
-    return torch.ones(q_len, k_len, dtype=torch.bool).tril()  # what is_causal=True does
+def window_not_causal(q_len, k_len, window=None):
+    position, j = _query_positions(q_len, k_len)
+    return (j <= position) if window is None else (position - j).abs() < window  # both ways
 
 
 CACHED_CAUSAL_MASK = Exercise(
     id="02.cached_causal_mask",
-    fresh=lambda q_len, k_len: [(min(q_len, k_len), max(q_len, k_len))],
-    section="02 · Exercises",
+    fresh=lambda q_len, k_len, window: [
+        (min(q_len, k_len), max(q_len, k_len)),
+        (min(q_len, k_len), max(q_len, k_len), window),
+    ],
+    section="02 · Sliding windows",
     make_cases=lambda: [
         Case((3, 7)),
         Case((1, 5), "one decoding step: the new token reads every key"),
         Case((4, 4), "no cache: plain causal"),
         Case((2, 6)),
+        Case((5, 5, 2), "no cache, a window of 2"),
+        Case((6, 6, 3)),
+        Case((4, 4, 1), "a window of 1: only itself"),
+        Case((3, 3, 5), "a window longer than the sequence: plain causal"),
+        Case((3, 8, 4), "cached keys and a window of 4"),
+        Case((1, 6, 3), "one decoding step, a window of 3"),
     ],
     reference=cached_causal_mask,
-    variants=(cached_causal_tril, cached_causal_positions, cached_causal_slice),
-    buggy={"causal_top_left": cached_causal_top_left},
+    variants=(cached_causal_tril, cached_causal_positions, cached_causal_slice, cached_causal_loop),
+    buggy={
+        "causal_top_left": cached_causal_top_left,
+        "window_off_by_one": window_off_by_one,
+        "window_not_causal": window_not_causal,
+    },
     misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted"),
     hints=(
-        "Query q_len - 1 is the newest token: how many of the k_len keys are in its past (itself included)?",
-        "Shift the lower triangle so that its last row is all True: query i sits at position k_len - q_len + i.",
-        "torch.tril takes a diagonal= offset: which offset makes row q_len - 1 full? (Or compare positions: key j "
-        "is allowed when j <= i + (k_len - q_len).)",
-    ),
-)
-
-
-# ---- 02.left_padding_mask(lengths, max_len) -> (batch, max_len) bool (transfer) ------------------------------
-def left_padding_mask(lengths, max_len):
-    return masks.make_padding_mask(lengths, max_len).flip(-1)  # the right-padded rows, mirrored
-
-
-def left_padding_compare(lengths, max_len):
-    return torch.arange(max_len)[None, :] >= (max_len - lengths)[:, None]  # the last `length` positions
-
-
-def left_padding_loop(lengths, max_len):
-    mask = torch.zeros(len(lengths), max_len, dtype=torch.bool)
-    for b, length in enumerate(lengths.tolist()):
-        mask[b, max_len - length :] = True
-    return mask
-
-
-def left_padding_as_right(lengths, max_len):
-    return torch.arange(max_len)[None, :] < lengths[:, None]  # the real tokens at the start
-
-
-LEFT_PADDING_MASK = Exercise(
-    id="02.left_padding_mask",
-    fresh=lambda batch, max_len: [(torch.tensor([(3 * i + 1) % (max_len + 1) for i in range(batch)]), max_len)],
-    section="02 · Exercises",
-    make_cases=padding_cases,
-    reference=left_padding_mask,
-    variants=(left_padding_compare, left_padding_loop),
-    buggy={"left_padding_as_right": left_padding_as_right},
-    misconceptions=("mask_inverted", "padding_off_by_one"),
-    hints=(
-        "For length 2 padded to 5 on the left, which positions are real?",
-        "Position j is real when it is among the last `length` positions: compare j with max_len - length.",
-        "The first real position of sequence b is max_len - lengths[b]; use the same broadcasting as your "
-        "padding_mask (a row of positions against a column).",
+        "Query q_len - 1 is the newest token: how many of the k_len keys are in its past (itself included)? With a "
+        "window of 3, how many of those may it read?",
+        "First find each query's position in the sequence (the queries are the last q_len positions), then two "
+        "conditions on the key position j: not after it, and fewer than `window` steps back.",
+        "With a column of query positions and a row of key positions j, the first condition is j <= position. "
+        "Write the second the same way, and apply it only when window is not None.",
     ),
 )
 
@@ -831,9 +799,7 @@ EXERCISES = [
     MASKED_ATTENTION,
     DECODER_MASK,
     LEAKS,
-    SLIDING_WINDOW_MASK,
     CACHED_CAUSAL_MASK,
-    LEFT_PADDING_MASK,
 ]
 
 _BUG_1B = "02 · Bug 1b: a (batch, k_len) padding mask given as the 2-D mask"
@@ -1016,6 +982,77 @@ PREDICTIONS = [
                 None,
                 "what the causal mask gives; think about which positions read the changed tokens when nothing is masked",
             ),
+        ),
+    ),
+    Prediction(
+        id="02.residual_empty_row",
+        question='out = x + attention(x), a query with no allowed key, your masked softmax: "the token unchanged", '
+        '"zeros", "nan" or "the token plus the mean of the values"?',
+        kind="choice",
+        answer="the token unchanged",
+        choices=("the token unchanged", "zeros", "nan", "the token plus the mean of the values"),
+        section="02 · Exercises",
+        known_wrong=(
+            KnownWrong("zeros", None, "what the attention adds; the residual adds the token back"),
+            KnownWrong("nan", "fill_minus_inf", "what -inf and a plain softmax give; yours gives a row of zeros"),
+            KnownWrong(
+                "the token plus the mean of the values",
+                "fill_minus_1e9",
+                "what a uniform row adds (the -1e9 fill); your row of zeros adds nothing",
+            ),
+        ),
+    ),
+    Prediction(
+        id="02.residual_empty_row_1e9",
+        question='The same query with the -1e9 fill: "the token unchanged", "zeros", "nan" or "the token plus the '
+        'mean of the values"?',
+        kind="choice",
+        answer="the token plus the mean of the values",
+        choices=("the token unchanged", "zeros", "nan", "the token plus the mean of the values"),
+        section="02 · Exercises",
+        known_wrong=(
+            KnownWrong(
+                "the token unchanged",
+                "fill_minus_1e9",
+                "what zero weights give; -1e9 is finite, so a row whose every score is -1e9 is uniform over every key",
+            ),
+            KnownWrong("nan", "fill_minus_inf", "what -inf gives; -1e9 is an ordinary number, nothing is 0 / 0"),
+            KnownWrong("zeros", None, "the residual adds the token back, whatever the attention adds"),
+        ),
+    ),
+    Prediction(
+        id="02.float_mask_from_bool",
+        question="A 0/1 float mask (1.0 = real key) given to F.scaled_dot_product_attention: do the padding keys get "
+        '"weight 0", "a positive weight" or "an error"?',
+        kind="choice",
+        answer="a positive weight",
+        choices=("weight 0", "a positive weight", "an error"),
+        section="02 · Exercises",
+        known_wrong=(
+            KnownWrong(
+                "weight 0",
+                None,
+                "what a boolean mask does; a float mask is added to the scores, and adding 0 forbids nothing",
+            ),
+            KnownWrong("an error", None, "a float attn_mask is valid: it is added to the scores, with no error"),
+        ),
+    ),
+    Prediction(
+        id="02.ignore_mask_as_allowed",
+        question='A True = ignore mask given where True = may attend is expected: does a query read "the 3 real '
+        'tokens", "the 2 padding keys" or "all 5"?',
+        kind="choice",
+        answer="the 2 padding keys",
+        choices=("the 3 real tokens", "the 2 padding keys", "all 5"),
+        section="02 · Exercises",
+        known_wrong=(
+            KnownWrong(
+                "the 3 real tokens",
+                "mask_inverted",
+                "what the mask means to nn.MultiheadAttention; F.scaled_dot_product_attention reads True as may "
+                "attend, so it reads exactly the keys you meant to hide",
+            ),
+            KnownWrong("all 5", None, "a boolean mask is never ignored: False keys get weight 0"),
         ),
     ),
 ]

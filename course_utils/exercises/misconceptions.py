@@ -559,7 +559,7 @@ CATALOGUE = (
     Misconception(
         "left_padding_as_right",
         "the padding is at the start: with left padding the real tokens are the last `length` positions",
-        "02 · Exercises",
+        "02 · Padding masks from lengths",
         "For a sequence of length 2 padded to 5 on the left, which positions are real?",
     ),
     # ---- end of lesson 02's new entries ----
