@@ -1,7 +1,7 @@
-"""The live class report at class size: each view's size and the service's render time, 300 students x 66 records.
+"""The live class report at class size: each view's size and the service's render time, 300 students x every exercise and prediction.
 
 A synthetic class (``--students``, default 300) in the service's own store: every student has a check of every
-exercise of the course (66) and a first-try prediction of every prediction, 40 % of checks wrong or crashed with a
+exercise of the course (64) and a first-try prediction of every prediction, 40 % of checks wrong or crashed with a
 catalogue misconception and a 200-character detail, times spread over the last 40 minutes (so some students are
 "stuck now"). Then, as the service does, the in-memory view is loaded once (``class_report.live.Live.load``) and
 each view is rendered ``--repeat`` times: the instructor's index, each lesson's page, each lesson's CSV, one

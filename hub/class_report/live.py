@@ -1,7 +1,7 @@
 """What the live pages show, kept in memory: the newest record per student and item, first tries, who is stuck.
 
 The store (SQLite or PostgreSQL) is the record of truth; reading all of it for every page view costs 0.4 s at 300
-students x 66 exercises, so the service keeps this view, loads it once from the store at start, and updates it
+students x 64 exercises, so the service keeps this view, loads it once from the store at start, and updates it
 after each accepted batch (:meth:`Live.note`). One service process owns it: with several service processes (docs/
 hub.md, PostgreSQL), each shows what it received since it started plus what the store held then.
 

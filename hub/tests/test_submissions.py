@@ -340,7 +340,7 @@ def test_the_registry_refuses_a_known_wrong_that_is_not_the_predictions():
 
 
 def test_each_view_stays_under_500_kb_and_renders_under_0_2_s_at_300_students(tmp_path):
-    """300 students x 66 checks (+ the predictions), as benchmarks/live_report.py builds them: every instructor view
+    """300 students x 64 checks (+ the predictions), as benchmarks/live_report.py builds them: every instructor view
     is under 500 KB, and its fastest of three renders under 0.2 s (the old single page: 7.3 MB, 0.5-1.0 s)."""
     import sys
     import time
