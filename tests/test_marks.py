@@ -390,3 +390,12 @@ def test_the_hubs_users_are_a_roster_without_admins_or_instructors_page_by_page(
     assert seen == [(0, "token admin-token"), (200, "token admin-token")]
     with pytest.raises(ValueError, match="^api_url: expected the hub's API URL"):
         roster.from_hub("hub.example.edu", "t")
+
+
+def test_the_prediction_that_counts_is_the_one_the_kernel_marked_first():
+    records = [
+        # a second kernel's first answer (attempt 1 again, right) arrived before the first kernel's held answer
+        {"student": "ada", "event": "predict", "exercise": "01.p", "status": "right", "attempt": 1, "first_try": False},
+        {"student": "ada", "event": "predict", "exercise": "01.p", "status": "wrong", "attempt": 1, "first_try": True},
+    ]
+    assert compute.first_tries(records) == {("ada", "01.p"): "wrong"}

@@ -6,8 +6,9 @@ Inputs, all data (nothing here runs a notebook):
 - the lessons' exercises and predictions (:func:`course_registry`, from ``course_utils.exercises``);
 - ``grades.csv`` of ``make grade`` (:func:`read_grades`): an exercise whose check ``passed`` earns its points;
 - the students' prediction records (:func:`read_records`, ``records.jsonl`` of ``python -m course_utils.marks
-  collect``): a prediction ``right`` at the first try earns its points. The first try is the record with
-  ``attempt`` 1 (the lowest attempt); where the records have no ``attempt`` field, the newest recorded status counts;
+  collect``): a prediction ``right`` at the first try earns its points. The first try is the record the kernel
+  marked ``first_try: true`` (the answer that counts, held until the reveal); in records without that field, the
+  record with ``attempt`` 1 (the lowest attempt); where they have no ``attempt`` either, the newest recorded status;
 - the manifest of the collected submissions (``manifest.json``): the submission time, so the late days; without a
   manifest (a folder graded as before), every graded notebook counts as on time;
 - the roster (optional): who never started, who has not submitted, and names that are not on it.
@@ -28,6 +29,7 @@ __all__ = [
     "Marks",
     "StudentMarks",
     "compute",
+    "first_tries",
     "course_registry",
     "read_grades",
     "read_manifest",
@@ -135,7 +137,7 @@ def read_manifest(path) -> list[dict]:
     return entries
 
 
-def _first_tries(records: list[dict]) -> dict:
+def first_tries(records: list[dict]) -> dict:
     """(student, prediction id) -> the status that counts: the first try's, else the newest recorded."""
     grouped: dict = {}
     for index, record in enumerate(records):
@@ -143,6 +145,10 @@ def _first_tries(records: list[dict]) -> dict:
             grouped.setdefault((record["student"], record["exercise"]), []).append((index, record))
     out = {}
     for key, items in grouped.items():
+        marked = [r for _, r in items if r.get("first_try") is True]
+        if marked:
+            out[key] = marked[0].get("status")  # the kernel's own word on which answer counts
+            continue
         with_attempt = [(r["attempt"], i, r) for i, r in items if isinstance(r.get("attempt"), int)]
         if with_attempt:
             out[key] = min(with_attempt, key=lambda item: (item[0], item[1]))[2].get("status")
@@ -196,7 +202,7 @@ def compute(
         graded.add((row["student"], row["lesson"]))
         if row["status"] == "passed":
             passed.setdefault((row["student"], row["lesson"]), set()).add(row["exercise"])
-    first = _first_tries(list(records))
+    first = first_tries(list(records))
     submitted: dict = {}
     if manifest is not None:
         for entry in manifest:
