@@ -14,8 +14,10 @@ student cannot add columns to the report or free text to the class summary; the 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = ["EVENTS", "EXERCISE_ID", "Registry", "course_registry", "normalize"]
 
@@ -75,23 +77,53 @@ class Registry:
             raise ValueError(f"known_wrong: {wrong!r:.100} is not a known wrong idea of {item}")
 
 
+REGISTRY_FILE = Path(__file__).with_name("registry.json")
+"""The course's ids as data, for a service that runs without the course's packages (a hub image without numpy):
+written by :func:`write_registry`; ``hub/tests/test_class_report_parts.py`` fails when it differs from the course."""
+
+
+def registry_data() -> dict:
+    """The course's registered ids, from ``course_utils.exercises`` (needs the course's packages), as JSON data."""
+    from course_utils import exercises
+    from course_utils.exercises import misconceptions
+
+    data: dict = {"exercises": {}, "predictions": {}, "known_wrong": {}, "misconceptions": []}
+    for lesson in exercises.lessons():
+        data["exercises"][lesson] = [e.id for e in exercises.for_lesson(lesson)]
+        data["predictions"][lesson] = [p.id for p in exercises.predictions_for_lesson(lesson)]
+        for prediction in exercises.predictions_for_lesson(lesson):
+            data["known_wrong"][prediction.id] = sorted({k.id for k in prediction.known_wrong if k.id})
+    data["misconceptions"] = sorted(misconceptions.MISCONCEPTIONS)
+    return data
+
+
+def write_registry(path: Path = REGISTRY_FILE) -> Path:
+    """Write :func:`registry_data` to ``path`` (run with the course's .venv after changing an exercise's id)."""
+    path.write_text(json.dumps(registry_data(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def _registry(data: dict) -> Registry:
+    return Registry(
+        {lesson: list(ids) for lesson, ids in data["exercises"].items()},
+        {lesson: list(ids) for lesson, ids in data["predictions"].items()},
+        {prediction: frozenset(ids) for prediction, ids in data["known_wrong"].items()},
+        frozenset(data["misconceptions"]),
+    )
+
+
 @functools.cache
 def course_registry() -> Registry | None:
-    """The course's registry (``course_utils.exercises``); None where it cannot load (a hub image without numpy)."""
+    """The course's registry: from ``course_utils.exercises`` where it imports, else from ``registry.json`` (a hub
+    image without the course's packages); None only where neither is there."""
     try:
-        from course_utils import exercises
-        from course_utils.exercises import misconceptions
-    except Exception:
+        return _registry(registry_data())
+    except ImportError:
+        pass
+    try:
+        return _registry(json.loads(REGISTRY_FILE.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    by_lesson: dict = {}
-    predictions: dict = {}
-    known_wrong = {}
-    for lesson in exercises.lessons():
-        by_lesson[lesson] = [e.id for e in exercises.for_lesson(lesson)]
-        predictions[lesson] = [p.id for p in exercises.predictions_for_lesson(lesson)]
-        for prediction in exercises.predictions_for_lesson(lesson):
-            known_wrong[prediction.id] = frozenset(k.id for k in prediction.known_wrong if k.id)
-    return Registry(by_lesson, predictions, known_wrong, frozenset(misconceptions.MISCONCEPTIONS))
 
 
 def _text(record: dict, name: str) -> str | None:

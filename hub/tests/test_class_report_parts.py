@@ -135,3 +135,37 @@ def test_page_shows_exercises_the_registry_does_not_know(monkeypatch):
         {"alice": [normalize({**CHECK, "exercise": "09.brand_new", "lesson": "09"}), normalize(CHECK)]}
     )
     assert report_cells(page) == {("alice", "09.brand_new"): "wrong", ("alice", "01.softmax_along"): "wrong"}
+
+
+def test_the_shipped_registry_is_the_courses():
+    """hub/class_report/registry.json is what a service without the course's packages refuses ids by."""
+    import json
+
+    from class_report import records
+
+    shipped = json.loads(records.REGISTRY_FILE.read_text(encoding="utf-8"))
+    assert shipped == json.loads(json.dumps(records.registry_data())), (
+        "hub/class_report/registry.json is stale: cd hub && ../.venv/bin/python -c "
+        "'from class_report import records; records.write_registry()'"
+    )
+
+
+def test_a_service_without_the_course_refuses_by_the_shipped_registry(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import HUB_DIR
+
+    code = (
+        "import sys; sys.modules['course_utils'] = None\n"  # the course's packages cannot be imported
+        "from class_report import records\n"
+        "registry = records.course_registry()\n"
+        "assert registry is not None and '01.softmax_along' in registry.exercise_ids\n"
+        "try:\n"
+        "    records.normalize({'exercise': '01.forged', 'status': 'passed'}, registry)\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=HUB_DIR, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "refused: exercise: '01.forged' is not a registered exercise" in out.stdout
