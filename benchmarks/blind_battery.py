@@ -128,7 +128,8 @@ def run_exercise_case(case: dict, log: Path) -> dict:
     if status == "passed":
         outcome = "accepted"
     elif status in ("crashed", "timed_out"):
-        outcome = "crashed"
+        # a crash is named only when its message says what went wrong (a cause, or a known mistake), not just where
+        outcome = "named" if (mid or relation) else "crashed"
     elif status == "not_attempted":
         outcome = "not_attempted"
     elif mid or relation:
