@@ -790,6 +790,9 @@ def _judge(exercise, answer, time_limit_s, interrupted, _restore=integrity.repla
             if problem is None:
                 problem = touches.forward_problem(moved)
                 kind = "in_place:module" if problem else None
+            if problem is None:
+                problem = _raw_return_problem(exercise, prepared, i, probe, answer)
+                kind = "contract" if problem else None
             if problem is None and delegated is None:
                 delegated = _delegated_to(exercise, recorder, probe, prepared.expected[i])
         if problem and first_wrong is None:
@@ -919,6 +922,9 @@ def _returned_none(exercise, i, n, stubs_note) -> Verdict:
     )
 
 
+_BACKWARD_CAUSES = frozenset({"in_place_autograd", "graph_cut", "backward_twice"})
+
+
 def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verdict:
     where = crash_site.crash_words(
         exc,
@@ -926,6 +932,9 @@ def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verd
         own_codes(answer),
         _cells_by_file(),
     )
+    found_cause = crash_site.cause(exc)
+    if not where and found_cause is not None and found_cause[0] in _BACKWARD_CAUSES:
+        where = " (in the backward pass through your answer)"  # autograd raises outside the student's frames
     if isinstance(exc, NotImplementedError) and where:
         detail = (
             f"{exercise.title}: {_case(exercise, i, n)} still reaches a `raise NotImplementedError`{where}; remove it."
@@ -934,7 +943,6 @@ def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verd
         detail = (
             f"{exercise.title}: {_case(exercise, i, n)} crashed with {type_name(exc)}: {safe_str(exc, 160)}{where}."
         )
-    found_cause = crash_site.cause(exc)
     if found_cause is not None and not isinstance(exc, NotImplementedError):
         detail += f" What went wrong: {found_cause[1]}."
     rows = [*results, ("raised", crash_signature(exc))]
@@ -1015,6 +1023,30 @@ def _contract_or_touch(exercise, prepared, i, got, copies, answer) -> tuple:
             exercise.driver is not None,
         )
     return problem, ("in_place" if problem else None)
+
+
+_RAW_RETURNS: dict = {}  # exercise id -> per case, what the course's function itself returned on its first call
+
+
+def _raw_return_problem(exercise, prepared, i, probe, answer) -> str | None:
+    """A driven function that returns another kind of value than the course's does on each call (a tensor where
+    the course's returns a number): the driver may convert it, the lesson's own cells do not."""
+    if exercise.driver is None or inspect.isclass(answer) or not probe.calls:
+        return None
+    found = _RAW_RETURNS.setdefault(exercise.id, {})
+    if i not in found:
+        recorder = Probe(exercise.reference)
+        try:
+            with course_defaults(), seeded(i), np.errstate(all="ignore"):
+                call(exercise, recorder, prepared.cases[i], as_given=True)
+            found[i] = recorder.calls[0][2] if recorder.calls else None
+        except Exception:
+            found[i] = None
+    raw = found[i]
+    if not isinstance(raw, (bool, int, float)):  # only a number's promise: the kinds a driver converts silently
+        return None
+    problem = contract.breach(raw, probe.calls[0][2])
+    return problem.replace("result:", "what each call of your function returns:", 1) if problem else None
 
 
 def _fresh_explainer(exercise, answer):
