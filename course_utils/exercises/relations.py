@@ -420,6 +420,8 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             return _safe(_outputs_missing, exercise, expected, got, names)
         out = _safe(_outputs_order, exercise, expected, got, names)
+        if out:  # the right outputs, moved: that explains every item
+            return out
         for i, (e, g) in enumerate(zip(expected, got, strict=True)):
             name = names[i] if names else f"result[{i}]"
             for f in findings(exercise, args, e, g, steps=steps):
