@@ -214,7 +214,7 @@ def run(folder=DEFAULT_BATTERY, lessons=None) -> dict:
 # A name *agrees* when both sides share a family, *differs* (named wrongly) when both have families and share none,
 # and is *unclear* otherwise. It is a keyword judgement, not a person's: the table shows both texts to re-judge.
 FAMILIES = {
-    "scale": (r"sqrt|scal|divid|√|temperature", r"scal|temperature|√|root|factor"),
+    "scale": (r"sqrt|scal|divid|√|temperature|multiply", r"scal|temperature|√|root|factor|muldiv"),
     "axis": (
         r"axis|\bdim\b|dim[ =]|keepdim|over the (?:queries|keys|batch)|column|row",
         r"axis|normalised|reduced|dim",
@@ -229,7 +229,7 @@ FAMILIES = {
     ),
     "off_by_one": (
         r"off by one|one (?:too|short|step|key|token|position|early|past|fewer|more)|from 1|[+-] ?1\b|last|first",
-        r"off_by_one|offset|shift|slice|diagonal|compare|index_past_end|one",
+        r"off_by_one|offset|shift|slice|diagonal|compare|index_past_end|one|range",
     ),
     "contract": (
         r"instead of a|returns a|list|tensor|float32|float64|dtype|numpy|0-d|python float|bool|int\(|float\b",
@@ -264,7 +264,7 @@ FAMILIES = {
         r"contract|returned_none|only_output|outputs_order",
     ),
     "constraint": (r"forbid|constraint|every tile|whole score|future tiles", r"constraint"),
-    "sign": (r"sign|negat|minus|bonus", r"negated|sign|minus"),
+    "sign": (r"sign|negat|minus|bonus|inverse|invert", r"negated|sign|minus|sub:swapped|muldiv"),
     "reduction": (r"mean|average|sum", r"factor|reduced|per_slice|sum|mean|averag"),
     "pad_value": (r"-100|\bPAD\b|pads?\b|padding", r"fill|pad"),
 }

@@ -78,7 +78,8 @@ def test_a_leaking_message_is_reported(monkeypatch):
 def test_the_markdown_puts_the_batterys_words_next_to_the_checkers(report, tmp_path):
     script = _script()
     table = script.render_markdown(report)
-    assert "| all | 11 | 6 | 2 | 1 | 2 | 0 | 0 |" in table
+    # cases, named, named wrongly, named but unclear, generic, crashed, accepted, not attempted, leaks
+    assert "| all | 11 | 6 | 0 | 1 | 2 | 1 | 2 | 0 | 0 |" in table
     assert (
         "| 00-001 | `00.dot_scores` | keys times queries: the scores transposed | named | the scores are transposed"
         in table
@@ -92,3 +93,15 @@ def test_a_missing_battery_is_an_error_naming_it(capsys):
     with pytest.raises(SystemExit):
         _script().main([str(FIXTURE / "nope")])
     assert "nope" in capsys.readouterr().err
+
+
+def test_a_name_is_judged_against_the_batterys_own_words():
+    script = _script()
+    row = {"outcome": "named", "mistake": "forgot the division by sqrt(d_head)", "relation": "mutant:scale:dropped"}
+    assert script.judgement(row) == "agrees"
+    row = {"outcome": "named", "mistake": "forgot the division by sqrt(d_head)", "relation": "outputs_order:(1, 0)"}
+    assert script.judgement(row) == "differs"  # both sides have topics, none shared: named wrongly
+    assert script.judgement({"outcome": "named", "mistake": "", "relation": "crash:undefined_name"}) == "unclear"
+    assert script.judgement({"outcome": "generic", "mistake": "anything"}) == ""
+    counted = script.counts([{"lesson": "00", "outcome": "named", "judgement": "differs"}])
+    assert counted["all"]["named_wrongly"] == 1

@@ -211,3 +211,23 @@ def test_a_modules_forward_is_varied_and_names_a_missing_residual():
     dropped = [m for m in found if m.key.startswith("mutant:term:dropped")]
     verdict = _judge("08.encoder_layer", dropped[-1].answer)  # a residual (or another term) left out
     assert verdict.status == "wrong" and verdict.relation == "mutant:term:dropped", verdict
+
+
+def test_differences_products_joins_loops_roots_and_indices_are_varied():
+    def reference(q, k, n):
+        out = np.concatenate([q, k], axis=-1) * np.exp(q - k) / np.sqrt(q.shape[-1])
+        for i in range(n):
+            out[i] = out[i] + 1.0
+        return out
+
+    kinds = {m.key.rsplit(":", 2)[0] for m in mutations.mutants(reference)}
+    expected = {"mutant:sub:swapped", "mutant:muldiv", "mutant:join:order", "mutant:range:-1", "mutant:range:+1"}
+    assert expected | {"mutant:scale:other_size", "mutant:index:off_by_one"} <= kinds
+
+
+def test_a_scale_by_another_size_is_named_in_a_check():
+    def attention_scores(Q, K):
+        return Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-2])  # k_len, not d_head
+
+    verdict = _judge("01.attention_scores", attention_scores)
+    assert verdict.status == "wrong" and verdict.relation is not None, verdict

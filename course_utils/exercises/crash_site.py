@@ -260,7 +260,8 @@ CAUSES = (
 def cause(exc) -> tuple | None:
     """``(key, words)`` for a common crash kind, from the exception's type and message; None when unknown.
 
-    ``words`` completes "What went wrong: ..." (shapes and sizes quoted from the message).
+    ``words`` completes "What went wrong: ..." (shapes and sizes quoted from the message). Never raises (an
+    exception whose ``str`` raises has no cause).
     """
     if isinstance(exc, NameError):
         name = getattr(exc, "name", None) or ""
@@ -275,7 +276,10 @@ def cause(exc) -> tuple | None:
         return "division_by_zero", "a division by zero: an empty row or a length of 0?"
     if isinstance(exc, RecursionError):
         return "recursion", "a function that calls itself without end"
-    text = str(exc)
+    try:
+        text = str(exc)
+    except Exception:  # an exception that cannot be printed says nothing
+        return None
     for key, pattern, words in CAUSES:
         found = re.search(pattern, text, flags=re.DOTALL)
         if found:

@@ -42,9 +42,9 @@ from course_utils.exercises.relations import Finding
 
 __all__ = ["Mutant", "mutants", "finder", "MAX_MUTANTS"]
 
-MAX_MUTANTS = 160
+MAX_MUTANTS = 200
 """At most this many mutants per exercise."""
-MAX_PER_FUNCTION = 60
+MAX_PER_FUNCTION = 90
 """At most this many per function or method (its first sites: the older kinds first, then terms and siblings)."""
 
 _AXIS_METHODS = {
@@ -68,6 +68,7 @@ _AXIS_METHODS = {
 _SWAP_METHODS = {"transpose", "swapaxes"}
 _SQRT = {"sqrt"}
 _TRIANGLES = {"tril", "triu"}
+_JOINS = {"cat", "concatenate", "concat", "hstack", "vstack", "stack"}
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,8 @@ def _stem(name: str) -> str:
 def _sibling_sites(tree) -> list:
     """A layer (``self.<name>``) or an argument used where a sibling of the same kind is: a copy-paste slip."""
     out = []
-    attrs = sorted({n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _name(n.value) == "self"})
+    owners = {"self"} | {a.arg for a in tree.body[0].args.args}
+    attrs = sorted({n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _name(n.value) in owners})
     function = tree.body[0]
     params = [a.arg for a in function.args.args if a.arg != "self" and "mask" not in a.arg]  # a mask is no data
     groups: dict = {}
@@ -165,7 +167,7 @@ def _sibling_sites(tree) -> list:
     if len(params) >= 2:  # the arguments of one computation are siblings too (Q, K, V; x, memory)
         groups.setdefault("<args>", []).extend(p for p in params if p not in groups.get("<args>", []))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and _name(node.value) == "self" and isinstance(node.ctx, ast.Load):
+        if isinstance(node, ast.Attribute) and _name(node.value) in owners and isinstance(node.ctx, ast.Load):
             current = node.attr
             kind = "layer"
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in params:
@@ -298,6 +300,59 @@ def _all_sites(tree) -> list:
                 words = "the right computation with one term of a sum left out (a residual, a bias, a second path)"
                 out.append(("term:dropped", words, None, None, (node, node.left)))
                 out.append(("term:dropped", words, None, None, (node, node.right)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            if not isinstance(node.left, ast.Constant) and not isinstance(node.right, ast.Constant):
+                words = "the right computation with a difference taken the other way round (b - a for a - b)"
+                out.append(("sub:swapped", words, None, None, (node, ast.BinOp(node.right, ast.Sub(), node.left))))
+                words = "the right computation with one term of a difference left out"
+                out.append(("term:dropped", words, None, None, (node, node.left)))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+            other = ast.Div() if isinstance(node.op, ast.Mult) else ast.Mult()
+            words = "the right computation with a product where a division belongs (or the reverse)"
+            out.append(("muldiv", words, None, None, (node, ast.BinOp(node.left, other, node.right))))
+        if isinstance(node, ast.Call) and _name(node.func) in _JOINS and node.args:
+            pieces = node.args[0]
+            if isinstance(pieces, (ast.List, ast.Tuple)) and len(pieces.elts) >= 2:
+                moved = copy.deepcopy(node)
+                moved.args[0].elts = list(reversed(moved.args[0].elts))
+                words = "the right computation with the pieces it joins in another order"
+                out.append(("join:order", words, None, None, (node, moved)))
+        if isinstance(node, ast.Call) and _name(node.func) == "range" and node.args:
+            last = len(node.args) - 1 if len(node.args) <= 2 else 1
+            for shift in (-1, 1):
+                moved = copy.deepcopy(node)
+                bound = moved.args[last]
+                moved.args[last] = ast.BinOp(bound, ast.Add() if shift > 0 else ast.Sub(), ast.Constant(1))
+                words = f"the right computation with a loop one step {'too long' if shift > 0 else 'short'}"
+                out.append((f"range:{shift:+d}", words, None, None, (node, moved)))
+    params = [a.arg for a in tree.body[0].args.args if a.arg != "self"]
+    sizes = [ast.parse(f"{p}.shape[{axis}]", mode="eval").body for p in params for axis in (-1, -2, -3)]
+    for node in ast.walk(tree):
+        if _is_sqrt(node) and isinstance(node, ast.Call) and node.args:
+            for size in sizes:
+                if ast.unparse(size) == ast.unparse(node.args[0]):
+                    continue
+                moved = copy.deepcopy(node)
+                moved.args = [copy.deepcopy(size)]
+                words = "the right computation scaled by the square root of another size"
+                out.append(("scale:other_size", words, None, None, (node, moved)))
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Load, ast.Store)):
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            for k, item in enumerate(items):
+                if isinstance(item, (ast.Slice, ast.Constant)) or (
+                    isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant)
+                ):
+                    continue
+                for shift in (-1, 1):
+                    moved = copy.deepcopy(node)
+                    shifted = ast.BinOp(copy.deepcopy(item), ast.Add() if shift > 0 else ast.Sub(), ast.Constant(1))
+                    if isinstance(moved.slice, ast.Tuple):
+                        moved.slice.elts[k] = shifted
+                    else:
+                        moved.slice = shifted
+                    words = "the right computation with an index off by one"
+                    out.append(("index:off_by_one", words, None, None, (node, moved)))
     return out + _sibling_sites(tree)
 
 
