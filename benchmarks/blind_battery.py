@@ -128,7 +128,8 @@ def run_exercise_case(case: dict, log: Path) -> dict:
     if status == "passed":
         outcome = "accepted"
     elif status in ("crashed", "timed_out"):
-        outcome = "crashed"
+        # a crash is named only when its message says what went wrong (a cause, or a known mistake), not just where
+        outcome = "named" if (mid or relation) else "crashed"
     elif status == "not_attempted":
         outcome = "not_attempted"
     elif mid or relation:
@@ -188,16 +189,17 @@ def run(folder=DEFAULT_BATTERY, lessons=None) -> dict:
                     found = run_exercise_case(case, log) if kind == "exercise" else run_prediction_case(case, log)
                 except Exception as exc:  # an unknown exercise id, a broken case: reported, never fatal
                     found = {"outcome": "crashed", "detail": f"the runner could not judge it: {exc}"[:300]}
-                results.append(
-                    {
-                        "id": case["id"],
-                        "lesson": case["lesson"],
-                        "kind": kind,
-                        "target": case.get(kind),
-                        "mistake": case.get("mistake", ""),
-                        **found,
-                    }
-                )
+                row = {
+                    "id": case["id"],
+                    "lesson": case["lesson"],
+                    "kind": kind,
+                    "target": case.get(kind),
+                    "mistake": case.get("mistake", ""),
+                    "battery_kind": case.get("kind", ""),
+                    **found,
+                }
+                row["judgement"] = judgement(row) if kind == "exercise" else ""
+                results.append(row)
         finally:
             for name, value in saved.items():
                 if value is None:
@@ -207,14 +209,96 @@ def run(folder=DEFAULT_BATTERY, lessons=None) -> dict:
     return {"battery": str(folder), "counts": counts(results), "cases": results}
 
 
+# The judgement "named rightly or wrongly" by topic: each family is a regex over the battery's own words for the
+# mistake (its ``mistake`` and ``kind``) and one over what the checker named (relation key, catalogue id and name).
+# A name *agrees* when both sides share a family, *differs* (named wrongly) when both have families and share none,
+# and is *unclear* otherwise. It is a keyword judgement, not a person's: the table shows both texts to re-judge.
+FAMILIES = {
+    "scale": (r"sqrt|scal|divid|√|temperature|multiply", r"scal|temperature|√|root|factor|muldiv"),
+    "axis": (
+        r"axis|\bdim\b|dim[ =]|keepdim|over the (?:queries|keys|batch)|column|row",
+        r"axis|normalised|reduced|dim",
+    ),
+    "order": (
+        r"transpos|swap|order|revers|\.T\b|permut|layout|interleav|strided|mix",
+        r"transpos|permuted|reordered|order|swap|layout|interleav|split|merge|reverse",
+    ),
+    "mask": (
+        r"mask|polarity|padding|causal|tril|triu|diagonal|future|window|leak",
+        r"mask|causal|padding|diagonal|triangle|tril|triu|window|leak|shift|fill|inverted",
+    ),
+    "off_by_one": (
+        r"off by one|one (?:too|short|step|key|token|position|early|past|fewer|more)|from 1|[+-] ?1\b|last|first",
+        r"off_by_one|offset|shift|slice|diagonal|compare|index_past_end|one|range",
+    ),
+    "contract": (
+        r"instead of a|returns a|list|tensor|float32|float64|dtype|numpy|0-d|python float|bool|int\(|float\b",
+        r"contract|dtype|not_bool|type",
+    ),
+    "in_place": (r"in place|in-place|\+=|-=|\*=|caller", r"in_place|in place"),
+    "shape": (
+        r"reshape|view|shape|split|merge|concat|squeeze|axis|width|length|\.T\b|batch",
+        r"reshape|view|shape|split|merge|axis_size|extra_axis|squeez|reduced|only_output|broadcast|matmul|join|axis",
+    ),
+    "fill": (r"-inf|1e9|fill|nan|finfo|empty", r"fill|inf|nan"),
+    "missing": (
+        r"forg[eo]t|without|left out|missing|never|ignor|only|drops?\b|skips?",
+        r"missing|no_|without|term:-|dropped|not_|left|only|ignor|forgot",
+    ),
+    "gradient": (r"grad|detach|backward|leaf", r"grad|backward|autograd"),
+    "mode": (r"dropout|eval|train", r"dropout|mode|train|eval"),
+    "softmax": (
+        r"softmax|max shift|overflow|exp|normaliz|sum to 1|renormal",
+        r"softmax|shift|overflow|per_slice|normal",
+    ),
+    "count": (
+        r"bytes|flop|param|count|bias|layer|heads|MiB|bits|multiply-add|factor|crossover|tile|cache",
+        r"factor|term|flops|params|bytes|count|heads|layers|bias|kv_cache|crossover|io_|cache",
+    ),
+    "projection": (r"W_[qkvo]|proj|weight|linear|embedding", r"proj|weight|linear|embedding|keys_with|copied"),
+    "residual_norm": (r"residual|norm", r"residual|norm"),
+    "decode": (r"EOS|BOS|PAD|greedy|decod|step|teacher|argmax", r"eos|bos|pad|greedy|decod|step|teacher|argmax|fed"),
+    "crash": (r"crash|RuntimeError|fails|breaks|only (?:runs|right) when", r"crash"),
+    "returns": (
+        r"return|tuple|instead of the output|MiB|bits|2\*\*20",
+        r"contract|returned_none|only_output|outputs_order",
+    ),
+    "constraint": (r"forbid|constraint|every tile|whole score|future tiles", r"constraint"),
+    "sign": (r"sign|negat|minus|bonus|inverse|invert", r"negated|sign|minus|sub:swapped|muldiv"),
+    "reduction": (r"mean|average|sum", r"factor|reduced|per_slice|sum|mean|averag"),
+    "pad_value": (r"-100|\bPAD\b|pads?\b|padding", r"fill|pad"),
+}
+
+
+def _families(text: str, side: int) -> set:
+    import re
+
+    return {name for name, patterns in FAMILIES.items() if re.search(patterns[side], text or "", flags=re.IGNORECASE)}
+
+
+def judgement(row: dict) -> str:
+    """``agrees``, ``differs`` (named wrongly) or ``unclear`` for a named case; empty for the others."""
+    if row.get("outcome") != "named":
+        return ""
+    battery = _families(f"{row.get('mistake', '')} {row.get('battery_kind', '')}", 0)
+    checker = _families(" ".join(str(row.get(k) or "") for k in ("relation", "misconception", "name")), 1)
+    if battery & checker:
+        return "agrees"
+    return "differs" if battery and checker else "unclear"
+
+
 def counts(results) -> dict:
     """Per lesson and in all: how many cases had each outcome, and how many prediction messages leaked."""
     table: dict = {}
     for row in results:
         for key in (row["lesson"], "all"):
-            entry = table.setdefault(key, {"cases": 0, **dict.fromkeys(OUTCOMES, 0), "leaks": 0})
+            entry = table.setdefault(
+                key, {"cases": 0, **dict.fromkeys(OUTCOMES, 0), "leaks": 0, "named_wrongly": 0, "named_unclear": 0}
+            )
             entry["cases"] += 1
             entry[row["outcome"]] += 1
+            entry["named_wrongly"] += row.get("judgement") == "differs"
+            entry["named_unclear"] += row.get("judgement") == "unclear"
             entry["leaks"] += bool(row.get("leaks"))
     return dict(sorted(table.items(), key=lambda item: (item[0] == "all", item[0])))
 
@@ -231,26 +315,41 @@ def render_markdown(report: dict) -> str:
         "",
         "Generated by `benchmarks/blind_battery.py`. *named* means the checker named a catalogue mistake or a "
         "relation to the right output; whether the name is the battery's mistake takes a person: compare the two "
-        "columns below (a wrong name counts as *named wrongly*).",
+        "columns below (a wrong name counts as *named wrongly*). The *judgement* column is a keyword judgement "
+        "(`FAMILIES` in the script): a name *agrees* when the battery's words and the checker's name share a topic, "
+        "*differs* (named wrongly) when both have topics and share none, *unclear* otherwise. A crash counts as "
+        "named only when its message says what went wrong (a cause or a known mistake).",
         "",
-        "| lesson | cases | named | generic | crashed | accepted | not attempted | prediction messages that leak |",
-        "|---|---|---|---|---|---|---|---|",
+        "| lesson | cases | named | named wrongly | named, unclear | generic | crashed | accepted | not attempted "
+        "| prediction messages that leak |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for lesson, c in report["counts"].items():
         lines.append(
-            f"| {lesson} | {c['cases']} | {c['named']} | {c['generic']} | {c['crashed']} | {c['accepted']} | "
-            f"{c['not_attempted']} | {c['leaks']} |"
+            f"| {lesson} | {c['cases']} | {c['named']} | {c.get('named_wrongly', 0)} | {c.get('named_unclear', 0)} | "
+            f"{c['generic']} | {c['crashed']} | {c['accepted']} | {c['not_attempted']} | {c['leaks']} |"
         )
+    exercise_rows = [row for row in report["cases"] if row["kind"] == "exercise"]
+    if exercise_rows:
+        n = len(exercise_rows)
+        tally = {key: sum(row["outcome"] == key for row in exercise_rows) for key in OUTCOMES}
+        wrongly = sum(row.get("judgement") == "differs" for row in exercise_rows)
+        lines += [
+            "",
+            f"Wrong answers only (predictions left out): {n} cases, named {tally['named']} "
+            f"({tally['named'] / n:.1%}), of which named wrongly {wrongly} ({wrongly / n:.1%}); generic "
+            f"{tally['generic']}, crashed {tally['crashed']}, accepted {tally['accepted']}.",
+        ]
     lines += [
         "",
-        "| id | target | the battery's mistake | outcome | the checker's name | its message |",
-        "|---|---|---|---|---|---|",
+        "| id | target | the battery's mistake | outcome | the checker's name | judgement | its message |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in report["cases"]:
         outcome = row["outcome"] + (" (leaks: " + ", ".join(row["leaks"]) + ")" if row.get("leaks") else "")
         lines.append(
             f"| {row['id']} | `{row['target']}` | {_cell(row['mistake'])} | {outcome} | {_cell(row.get('name'))} | "
-            f"{_cell(row.get('detail'), 240)} |"
+            f"{row.get('judgement', '')} | {_cell(row.get('detail'), 240)} |"
         )
     return "\n".join(lines) + "\n"
 

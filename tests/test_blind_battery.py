@@ -33,14 +33,16 @@ def test_every_case_gets_one_outcome_and_the_counts_add_up(report):
     assert by_id["00-002"]["outcome"] == "named" and by_id["00-002"]["relation"] == "factor:1/√(q.shape[-1])"
     assert by_id["00-003"]["outcome"] == "generic"
     assert by_id["00-004"]["outcome"] == "accepted"
-    assert by_id["00-005"]["outcome"] == "crashed" and "NameError" in by_id["00-005"]["detail"]
+    # a crash whose message says what went wrong (here: a name not defined) is named; one that cannot run is not
+    assert by_id["00-005"]["outcome"] == "named" and by_id["00-005"]["relation"] == "crash:undefined_name"
+    assert "NameError" in by_id["00-005"]["detail"] and "`kk` is not defined" in by_id["00-005"]["detail"]
     assert by_id["00-006"]["outcome"] == "crashed" and "defines no dot_scores" in by_id["00-006"]["detail"]
     assert by_id["01-001"]["outcome"] == "named" and by_id["01-001"]["relation"] == "mutant:axis:max"
     assert report["counts"]["all"] == {
         "cases": 11,
-        "named": 5,
+        "named": 6,
         "generic": 2,
-        "crashed": 2,
+        "crashed": 1,
         "accepted": 2,
         "not_attempted": 0,
         "leaks": 0,
@@ -76,7 +78,8 @@ def test_a_leaking_message_is_reported(monkeypatch):
 def test_the_markdown_puts_the_batterys_words_next_to_the_checkers(report, tmp_path):
     script = _script()
     table = script.render_markdown(report)
-    assert "| all | 11 | 5 | 2 | 2 | 2 | 0 | 0 |" in table
+    # cases, named, named wrongly, named but unclear, generic, crashed, accepted, not attempted, leaks
+    assert "| all | 11 | 6 | 0 | 1 | 2 | 1 | 2 | 0 | 0 |" in table
     assert (
         "| 00-001 | `00.dot_scores` | keys times queries: the scores transposed | named | the scores are transposed"
         in table
@@ -90,3 +93,15 @@ def test_a_missing_battery_is_an_error_naming_it(capsys):
     with pytest.raises(SystemExit):
         _script().main([str(FIXTURE / "nope")])
     assert "nope" in capsys.readouterr().err
+
+
+def test_a_name_is_judged_against_the_batterys_own_words():
+    script = _script()
+    row = {"outcome": "named", "mistake": "forgot the division by sqrt(d_head)", "relation": "mutant:scale:dropped"}
+    assert script.judgement(row) == "agrees"
+    row = {"outcome": "named", "mistake": "forgot the division by sqrt(d_head)", "relation": "outputs_order:(1, 0)"}
+    assert script.judgement(row) == "differs"  # both sides have topics, none shared: named wrongly
+    assert script.judgement({"outcome": "named", "mistake": "", "relation": "crash:undefined_name"}) == "unclear"
+    assert script.judgement({"outcome": "generic", "mistake": "anything"}) == ""
+    counted = script.counts([{"lesson": "00", "outcome": "named", "judgement": "differs"}])
+    assert counted["all"]["named_wrongly"] == 1

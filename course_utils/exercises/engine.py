@@ -746,8 +746,8 @@ def _judge(exercise, answer, time_limit_s, interrupted, _restore=integrity.repla
                     got = call(exercise, probe, args, copies=copies)
         except TimedOut:
             return Verdict("timed_out", _timed_out(exercise, i, n, limit, state))
-        except AnswerRefused as exc:
-            return Verdict("wrong", f"{name}: on {_case(exercise, i, n)}: {safe_str(exc, 300)}")
+        except AnswerRefused as exc:  # the driver's own sentence names what to change
+            return Verdict("wrong", f"{name}: on {_case(exercise, i, n)}: {safe_str(exc, 300)}", relation="refused")
         except BaseException as exc:  # sys.exit(), a KeyboardInterrupt the answer raises: a crash too
             _restore()  # what it rebound before raising is put back before anything is read
             if integrity.is_real_interrupt(exc, interrupted):
@@ -766,7 +766,9 @@ def _judge(exercise, answer, time_limit_s, interrupted, _restore=integrity.repla
                 return _returned_none(exercise, i, n, stubs_note)
             words = state_dict_problem(exc, f"your {getattr(answer, '__name__', 'module')}")
             if words is not None:  # the course's weights do not fit the student's module: wrong, not a crash
-                return Verdict("wrong", f"{name}: on {_case(exercise, i, n)}: {words}{stubs_note}")
+                return Verdict(
+                    "wrong", f"{name}: on {_case(exercise, i, n)}: {words}{stubs_note}", relation="weights_do_not_fit"
+                )
             return _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note)
         if recorder.called:
             return _forbidden(exercise, recorder.called[0])
@@ -782,14 +784,19 @@ def _judge(exercise, answer, time_limit_s, interrupted, _restore=integrity.repla
         results.append(("ok", got))
         with course_defaults():
             problem = _problem(exercise, prepared.expected[i], got, reveal=exercise.reveal)
+            kind = _breach_kind(exercise, prepared.expected[i], got) if problem else None
             if problem is None:
-                problem = _contract_or_touch(exercise, prepared, i, got, copies, answer) or touches.forward_problem(
-                    moved
-                )
+                problem, kind = _contract_or_touch(exercise, prepared, i, got, copies, answer)
+            if problem is None:
+                problem = touches.forward_problem(moved)
+                kind = "in_place:module" if problem else None
+            if problem is None:
+                problem = _raw_return_problem(exercise, prepared, i, probe, answer)
+                kind = "contract" if problem else None
             if problem is None and delegated is None:
                 delegated = _delegated_to(exercise, recorder, probe, prepared.expected[i])
         if problem and first_wrong is None:
-            first_wrong = (i, problem)
+            first_wrong = (i, problem, kind)
     if first_wrong is None:
         if delegated:
             return Verdict(
@@ -798,7 +805,7 @@ def _judge(exercise, answer, time_limit_s, interrupted, _restore=integrity.repla
                 "this exercise asks you to write. Write it without that helper.",
                 helper=delegated,
             )
-        further = extra_checks.run_all(
+        further, key = extra_checks.run_all_keyed(
             exercise,
             answer,
             prepared.cases,
@@ -807,14 +814,17 @@ def _judge(exercise, answer, time_limit_s, interrupted, _restore=integrity.repla
             lambda path: touches.path_words(
                 path, _case_names(exercise, len(prepared.cases[0])), answer, exercise.driver is not None
             ),
+            explain=_fresh_explainer(exercise, answer),
         )
         if further is not None:
-            return Verdict("wrong", f"{name}: {further}")
+            return Verdict("wrong", f"{name}: {further}", relation=key)
         return Verdict("passed", f"{name}: all {n} cases passed.")
-    i, problem = first_wrong
+    i, problem, kind = first_wrong
     with course_defaults():
         sentence, mid = _named(exercise, prepared, results, n)
         sentence, mid, relation = _by_relation(exercise, prepared, answer, results, n, sentence, mid)
+    if mid is None and relation is None and kind is not None:
+        relation = kind  # the broken promise (type, dtype, an input changed in place) is itself the name
     detail = f"{name}: {_case(exercise, i, n)} is wrong: {problem}."
     if sentence:
         detail = f"{detail} {sentence}"
@@ -908,7 +918,11 @@ def _returned_none(exercise, i, n, stubs_note) -> Verdict:
         "wrong",
         f"{exercise.title}: on {_case(exercise, i, n)} your function returned None: did you forget `return`?"
         + stubs_note,
+        relation="returned_none",
     )
+
+
+_BACKWARD_CAUSES = frozenset({"in_place_autograd", "graph_cut", "backward_twice"})
 
 
 def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verdict:
@@ -918,6 +932,9 @@ def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verd
         own_codes(answer),
         _cells_by_file(),
     )
+    found_cause = crash_site.cause(exc)
+    if not where and found_cause is not None and found_cause[0] in _BACKWARD_CAUSES:
+        where = " (in the backward pass through your answer)"  # autograd raises outside the student's frames
     if isinstance(exc, NotImplementedError) and where:
         detail = (
             f"{exercise.title}: {_case(exercise, i, n)} still reaches a `raise NotImplementedError`{where}; remove it."
@@ -926,6 +943,8 @@ def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verd
         detail = (
             f"{exercise.title}: {_case(exercise, i, n)} crashed with {type_name(exc)}: {safe_str(exc, 160)}{where}."
         )
+    if found_cause is not None and not isinstance(exc, NotImplementedError):
+        detail += f" What went wrong: {found_cause[1]}."
     rows = [*results, ("raised", crash_signature(exc))]
     with course_defaults():
         found, _ = _match(exercise, prepared, rows)
@@ -935,7 +954,8 @@ def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verd
         if (i, _cells(exercise, prepared.expected[i], None)[0][0]) in explained:
             detail += f" A known mistake crashes the same way: {_reread(fit.id)}."
             mid = fit.id
-    return Verdict("crashed", detail + stubs_note, mid)
+    relation = f"crash:{found_cause[0]}" if found_cause is not None and where else None
+    return Verdict("crashed", detail + stubs_note, mid, relation=relation)
 
 
 def _timed_out(exercise, i, n, limit, state) -> str:
@@ -978,10 +998,22 @@ def _reference_changes(exercise, prepared, i) -> set:
     return found[i]
 
 
-def _contract_or_touch(exercise, prepared, i, got, copies, answer) -> str | None:
-    """The result's broken promise (type, dtype, device), or an argument changed in place; None if neither."""
+def _breach_kind(exercise, expected, got) -> str | None:
+    """``"contract"`` when a wrong result also breaks the promise of its type or dtype (its own name), else None."""
+    try:
+        found = contract.breach(expected, got, declared=exercise.returns, names=exercise.output_names)
+    except Exception:
+        return None
+    return "contract" if found else None
+
+
+def _contract_or_touch(exercise, prepared, i, got, copies, answer) -> tuple:
+    """``(sentence, kind)``: the result's broken promise (type, dtype, device; kind ``"contract"``), or an
+    argument changed in place (``"in_place"``); ``(None, None)`` if neither."""
     problem = contract.breach(prepared.expected[i], got, declared=exercise.returns, names=exercise.output_names)
-    if problem is None and copies:
+    if problem is not None:
+        return problem, "contract"
+    if copies:
         problem = touches.in_place_problem(
             prepared.cases[i],
             copies[0],
@@ -990,7 +1022,62 @@ def _contract_or_touch(exercise, prepared, i, got, copies, answer) -> str | None
             answer,
             exercise.driver is not None,
         )
-    return problem
+    return problem, ("in_place" if problem else None)
+
+
+_RAW_RETURNS: dict = {}  # exercise id -> per case, what the course's function itself returned on its first call
+
+
+def _raw_return_problem(exercise, prepared, i, probe, answer) -> str | None:
+    """A driven function that returns another kind of value than the course's does on each call (a tensor where
+    the course's returns a number): the driver may convert it, the lesson's own cells do not."""
+    if exercise.driver is None or inspect.isclass(answer) or not probe.calls:
+        return None
+    found = _RAW_RETURNS.setdefault(exercise.id, {})
+    if i not in found:
+        recorder = Probe(exercise.reference)
+        try:
+            with course_defaults(), seeded(i), np.errstate(all="ignore"):
+                call(exercise, recorder, prepared.cases[i], as_given=True)
+            found[i] = recorder.calls[0][2] if recorder.calls else None
+        except Exception:
+            found[i] = None
+    raw = found[i]
+    if not isinstance(raw, (bool, int, float)):  # only a number's promise: the kinds a driver converts silently
+        return None
+    problem = contract.breach(raw, probe.calls[0][2])
+    return problem.replace("result:", "what each call of your function returns:", 1) if problem else None
+
+
+def _fresh_explainer(exercise, answer):
+    """``explain(args, expected, got, seed) -> (sentence, key) or None``: a failing fresh case named by its relation
+    to the right output (:func:`course_utils.exercises.relations.explain`, mutations included)."""
+
+    def explain(args, expected, got, seed):
+        with course_defaults():
+            triple = relations.Triple(
+                "the fresh case",
+                args,
+                expected,
+                got,
+                traces.earlier_steps(
+                    lambda: _run_seeded(exercise, exercise.reference, args, seed, as_given=True),
+                    own_codes(exercise.reference),
+                ),
+                seed,
+            )
+            extra = mutations.finder(
+                exercise, lambda fn, a, s: _run_seeded(exercise, fn, a, s, as_given=True), prepare(exercise).codes
+            )
+            found = relations.explain(exercise, [triple], extra=extra)
+        if not found.named:
+            return None
+        text = found.sentence
+        if found.misconception:
+            text += f" It looks like a known mistake: {_reread(found.misconception)}."
+        return text, found.key
+
+    return explain
 
 
 def _judged(exercise, expected, got) -> str | None:

@@ -25,12 +25,21 @@ import random
 import sys
 import zlib
 
-from course_utils.exercises import constraints, gradients
+from course_utils.exercises import constraints, crash_site, gradients
 from course_utils.exercises._model import Case
 from course_utils.exercises.compare import safe_str, type_name
 from course_utils.exercises.runner import course_defaults, seeded
 
-__all__ = ["run_all", "fresh_sizes", "draw_sizes", "fresh_cases", "other_mode", "FRESH_POOL", "FRESH_SEED"]
+__all__ = [
+    "run_all",
+    "run_all_keyed",
+    "fresh_sizes",
+    "draw_sizes",
+    "fresh_cases",
+    "other_mode",
+    "FRESH_POOL",
+    "FRESH_SEED",
+]
 
 FRESH_POOL = (3, 5, 6, 7, 9, 10, 11, 12, 13)
 """The sizes fresh cases are drawn from: never 2 or 4 (the sizes a shortcut most often hard-codes), never 8."""
@@ -77,8 +86,19 @@ def _outcome_words(status, value) -> str:
     return f"crashed with {type_name(value)}: {safe_str(value, 160)}"
 
 
-def fresh_sizes(exercise, answer, run, problem) -> str | None:
+def fresh_sizes(exercise, answer, run, problem, explain=None) -> str | None:
     """None when the answer is right at the exercise's fresh sizes too, else the sentence with the sizes."""
+    found = fresh_sizes_keyed(exercise, answer, run, problem, explain)
+    return found[0] if found else None
+
+
+def fresh_sizes_keyed(exercise, answer, run, problem, explain=None) -> tuple | None:
+    """``(sentence, key)`` for a failure at fresh sizes, None when there is none.
+
+    ``explain(args, expected, got, seed) -> (sentence, relation key) or None`` names a wrong fresh result by its
+    relation to the right one (the key is then ``fresh:<relation>``); a crash is named by its cause
+    (``fresh:crash:<kind>``); otherwise the key is ``fresh_sizes``: right on the fixed sizes only.
+    """
     if exercise.fresh is None:
         return None
     sizes, cases = fresh_cases(exercise)
@@ -86,13 +106,27 @@ def fresh_sizes(exercise, answer, run, problem) -> str | None:
         status, expected = run(exercise.reference, args, FRESH_SEED + j, fn_is_answer=False)
         status, got = run(answer, args, FRESH_SEED + j)
         where = f"at fresh sizes ({_sizes_words(sizes)}), drawn so that no two axes share a size"
+        ask = "It passed the fixed cases: does it rely on their sizes?"
         if status != "ok":
-            return f"{where}, your answer {_outcome_words(status, got)}. It passed the fixed cases: does it rely on their sizes?"
+            cause = crash_site.cause(got) if status == "raised" else None
+            if cause is not None:
+                return f"{where}, your answer {_outcome_words(status, got)}. What went wrong: {cause[1]}. {ask}", (
+                    f"fresh:crash:{cause[0]}"
+                )
+            return f"{where}, your answer {_outcome_words(status, got)}. {ask}", "fresh_sizes"
         if got is None:
-            return f"{where}, your function returned None."
+            return f"{where}, your function returned None.", "returned_none"
         found = problem(expected, got)
         if found:
-            return f"{where}, your answer is wrong: {found}. It passed the fixed cases: does it rely on their sizes?"
+            named = None
+            if explain is not None:
+                try:
+                    named = explain(args, expected, got, FRESH_SEED + j)
+                except Exception:  # naming never breaks the verdict
+                    named = None
+            if named:
+                return f"{where}, your answer is wrong: {found}. {named[0]} {ask}", f"fresh:{named[1]}"
+            return f"{where}, your answer is wrong: {found}. {ask}", "fresh_sizes"
     return None
 
 
@@ -155,13 +189,24 @@ def run_all(exercise, answer, cases, run, problem, say_input=None) -> str | None
 
     ``say_input(path)`` names an input of a case (argument index, index inside it) as the answer calls it.
     """
-    for part in (
-        lambda: fresh_sizes(exercise, answer, run, problem),
-        lambda: other_mode(exercise, answer, cases, run, problem),
-        lambda: gradients.gradient_problem(exercise, answer, cases, run, say_input),
-        lambda: constraints.constraint_problem(exercise, answer, cases, run),
+    return run_all_keyed(exercise, answer, cases, run, problem, say_input)[0]
+
+
+def run_all_keyed(exercise, answer, cases, run, problem, say_input=None, explain=None) -> tuple:
+    """``(sentence, key)`` of the first thing that breaks after the fixed cases passed, or ``(None, None)``.
+
+    The key names the kind (``fresh:...``, ``mode``, ``gradient``, ``constraint``); ``explain`` is handed to
+    :func:`fresh_sizes_keyed`.
+    """
+    found = fresh_sizes_keyed(exercise, answer, run, problem, explain)
+    if found:
+        return found
+    for key, part in (
+        ("mode", lambda: other_mode(exercise, answer, cases, run, problem)),
+        ("gradient", lambda: gradients.gradient_problem(exercise, answer, cases, run, say_input)),
+        ("constraint", lambda: constraints.constraint_problem(exercise, answer, cases, run)),
     ):
-        found = part()
-        if found:
-            return found
-    return None
+        sentence = part()
+        if sentence:
+            return sentence, key
+    return None, None

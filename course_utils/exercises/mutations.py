@@ -8,7 +8,13 @@ touched), :func:`mutants` rewrites the source once per step that a student can g
 - each comparison: ``<`` for ``<=`` (and the reverse), ``==`` for ``!=``;
 - each mask operation: a ``~`` left out, a ``masked_fill``'s mask inverted, the branches of a ``where``
   swapped, the fill value ``-inf`` for ``-1e9`` (and the reverse);
-- each slice bound and each ``diagonal=`` / ``k=`` of a triangle moved by one.
+- each slice bound and each ``diagonal=`` / ``k=`` of a triangle moved by one;
+- each sum of two computed terms with one term left out (a residual, a bias, a second path);
+- each use of a layer or an input where a sibling of the same kind fits (``key_proj`` for ``value_proj``,
+  ``norm1`` for ``norm2``, ``K`` for ``V``): a copy-paste slip.
+
+A class's methods (a module's ``forward``, its helpers) are varied the same way, each mutant a subclass with
+one method rewritten.
 
 So a mistake recognised in one exercise is recognised in every exercise whose computation takes the same
 step, with no per-exercise list. A mutant is run exactly like the reference (through the exercise's driver);
@@ -36,8 +42,10 @@ from course_utils.exercises.relations import Finding
 
 __all__ = ["Mutant", "mutants", "finder", "MAX_MUTANTS"]
 
-MAX_MUTANTS = 60
-"""At most this many mutants per exercise (the first sites in source order)."""
+MAX_MUTANTS = 200
+"""At most this many mutants per exercise."""
+MAX_PER_FUNCTION = 90
+"""At most this many per function or method (its first sites: the older kinds first, then terms and siblings)."""
 
 _AXIS_METHODS = {
     "softmax",
@@ -60,6 +68,7 @@ _AXIS_METHODS = {
 _SWAP_METHODS = {"transpose", "swapaxes"}
 _SQRT = {"sqrt"}
 _TRIANGLES = {"tril", "triu"}
+_JOINS = {"cat", "concatenate", "concat", "hstack", "vstack", "stack"}
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,56 @@ def _is_big(node) -> bool:
 
 _NEG_INF = ast.parse('float("-inf")', mode="eval").body
 _NEG_BIG = ast.parse("-1e9", mode="eval").body
+
+
+def _stem(name: str) -> str:
+    """``key_proj`` -> ``_proj``, ``norm2`` -> ``norm``, ``W_k`` -> ``W_``: what siblings of one kind share."""
+    stripped = name.rstrip("0123456789")
+    if stripped != name:
+        return stripped
+    if "_" in name:
+        head, _, tail = name.partition("_")
+        return f"_{tail}" if len(head) > 1 else f"{head}_"
+    return ""
+
+
+def _sibling_sites(tree) -> list:
+    """A layer (``self.<name>``) or an argument used where a sibling of the same kind is: a copy-paste slip."""
+    out = []
+    owners = {"self"} | {a.arg for a in tree.body[0].args.args}
+    attrs = sorted({n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _name(n.value) in owners})
+    function = tree.body[0]
+    params = [a.arg for a in function.args.args if a.arg != "self" and "mask" not in a.arg]  # a mask is no data
+    groups: dict = {}
+    for name in attrs + params:
+        stem = _stem(name)
+        if stem:
+            groups.setdefault(stem, []).append(name)
+    if len(params) >= 2:  # the arguments of one computation are siblings too (Q, K, V; x, memory)
+        groups.setdefault("<args>", []).extend(p for p in params if p not in groups.get("<args>", []))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _name(node.value) in owners and isinstance(node.ctx, ast.Load):
+            current = node.attr
+            kind = "layer"
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in params:
+            current = node.id
+            kind = "input"
+        else:
+            continue
+        for members in groups.values():
+            if current not in members:
+                continue
+            for other in members:
+                if other == current:
+                    continue
+                new = copy.deepcopy(node)
+                if kind == "layer":
+                    new.attr = other
+                else:
+                    new.id = other
+                words = f"the right computation with one {kind} used where another of the same kind belongs (a copy-paste slip?)"
+                out.append((f"sibling:{kind}", words, None, None, (node, new)))
+    return out
 
 
 def _sites(tree) -> list:
@@ -229,6 +288,72 @@ def _sites(tree) -> list:
                         path = (value, i) if isinstance(value, list) else (node, field)
                         out.append((f"fill:{fill}", words, None, path, copy.deepcopy(other)))
     return out
+
+
+def _all_sites(tree) -> list:
+    """The older kinds first (axes, scales, comparisons, masks, slices, fills), then terms left out and siblings."""
+    out = _sites(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            computed = [side for side in (node.left, node.right) if not isinstance(side, ast.Constant)]
+            if len(computed) == 2:
+                words = "the right computation with one term of a sum left out (a residual, a bias, a second path)"
+                out.append(("term:dropped", words, None, None, (node, node.left)))
+                out.append(("term:dropped", words, None, None, (node, node.right)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            if not isinstance(node.left, ast.Constant) and not isinstance(node.right, ast.Constant):
+                words = "the right computation with a difference taken the other way round (b - a for a - b)"
+                out.append(("sub:swapped", words, None, None, (node, ast.BinOp(node.right, ast.Sub(), node.left))))
+                words = "the right computation with one term of a difference left out"
+                out.append(("term:dropped", words, None, None, (node, node.left)))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+            other = ast.Div() if isinstance(node.op, ast.Mult) else ast.Mult()
+            words = "the right computation with a product where a division belongs (or the reverse)"
+            out.append(("muldiv", words, None, None, (node, ast.BinOp(node.left, other, node.right))))
+        if isinstance(node, ast.Call) and _name(node.func) in _JOINS and node.args:
+            pieces = node.args[0]
+            if isinstance(pieces, (ast.List, ast.Tuple)) and len(pieces.elts) >= 2:
+                moved = copy.deepcopy(node)
+                moved.args[0].elts = list(reversed(moved.args[0].elts))
+                words = "the right computation with the pieces it joins in another order"
+                out.append(("join:order", words, None, None, (node, moved)))
+        if isinstance(node, ast.Call) and _name(node.func) == "range" and node.args:
+            last = len(node.args) - 1 if len(node.args) <= 2 else 1
+            for shift in (-1, 1):
+                moved = copy.deepcopy(node)
+                bound = moved.args[last]
+                moved.args[last] = ast.BinOp(bound, ast.Add() if shift > 0 else ast.Sub(), ast.Constant(1))
+                words = f"the right computation with a loop one step {'too long' if shift > 0 else 'short'}"
+                out.append((f"range:{shift:+d}", words, None, None, (node, moved)))
+    params = [a.arg for a in tree.body[0].args.args if a.arg != "self"]
+    sizes = [ast.parse(f"{p}.shape[{axis}]", mode="eval").body for p in params for axis in (-1, -2, -3)]
+    for node in ast.walk(tree):
+        if _is_sqrt(node) and isinstance(node, ast.Call) and node.args:
+            for size in sizes:
+                if ast.unparse(size) == ast.unparse(node.args[0]):
+                    continue
+                moved = copy.deepcopy(node)
+                moved.args = [copy.deepcopy(size)]
+                words = "the right computation scaled by the square root of another size"
+                out.append(("scale:other_size", words, None, None, (node, moved)))
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Load, ast.Store)):
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            for k, item in enumerate(items):
+                if isinstance(item, (ast.Slice, ast.Constant)) or (
+                    isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant)
+                ):
+                    continue
+                for shift in (-1, 1):
+                    moved = copy.deepcopy(node)
+                    shifted = ast.BinOp(copy.deepcopy(item), ast.Add() if shift > 0 else ast.Sub(), ast.Constant(1))
+                    if isinstance(moved.slice, ast.Tuple):
+                        moved.slice.elts[k] = shifted
+                    else:
+                        moved.slice = shifted
+                    words = "the right computation with an index off by one"
+                    out.append(("index:off_by_one", words, None, None, (node, moved)))
+    return out + _sibling_sites(tree)
 
 
 def _inverted(node):
@@ -350,15 +475,47 @@ def _step_answer(reference, original, replacement):
     return answer
 
 
+def _method_mutants(reference) -> list[Mutant]:
+    """Mutants of a class: a subclass with one method (not ``__init__``) rewritten at one site."""
+    out: list[Mutant] = []
+    methods: dict = {}
+    for cls in reference.__mro__:  # the course's own classes, up to torch's Module
+        if cls is object or cls.__module__.startswith(("torch", "builtins")):
+            break
+        for name, value in vars(cls).items():
+            methods.setdefault(name, value)
+    for name, value in methods.items():
+        if name.startswith("__") or not inspect.isfunction(value) or "super" in value.__code__.co_names:
+            continue
+        tree = _function_tree(value)
+        if tree is None:
+            continue
+        for n, (key, words, mid, path, replacement) in enumerate(_all_sites(tree)[:MAX_PER_FUNCTION]):
+            if len(out) >= MAX_MUTANTS:
+                return out
+            try:
+                source = _apply(tree, path, replacement)
+            except Exception:
+                continue
+            new = _compiled(value, source)
+            if new is None:
+                continue
+            subclass = type(reference.__name__, (reference,), {name: new, "__module__": reference.__module__})
+            out.append(Mutant(f"mutant:{key}:{name}:{n}", words, mid, subclass))
+    return out
+
+
 def mutants(reference, touched_codes=()) -> list[Mutant]:
     """The mutants of ``reference`` and of every course function whose code is in ``touched_codes``."""
+    if inspect.isclass(reference):
+        return _method_mutants(reference)
     out: list[Mutant] = []
     targets = [reference] + [f for f in _course_functions(set(touched_codes)) if f is not reference]
     for fn in targets:
         tree = _function_tree(fn)
         if tree is None:
             continue
-        for n, (key, words, mid, path, replacement) in enumerate(_sites(tree)):
+        for n, (key, words, mid, path, replacement) in enumerate(_all_sites(tree)[:MAX_PER_FUNCTION]):
             if len(out) >= MAX_MUTANTS:
                 return out
             try:

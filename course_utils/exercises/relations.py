@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from course_utils.exercises import misconceptions as catalogue
 from course_utils.exercises.compare import is_array, to_numpy
 
 __all__ = [
@@ -415,21 +416,29 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
     A tuple result is looked at output by output (named as the exercise names them).
     """
     if isinstance(expected, tuple):
-        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return []
         names = exercise.output_names if len(exercise.output_names) == len(expected) else ()
-        out = []
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            return _safe(_outputs_missing, exercise, expected, got, names)
+        out = _safe(_outputs_order, exercise, expected, got, names)
+        if out:  # the right outputs, moved: that explains every item
+            return out
         for i, (e, g) in enumerate(zip(expected, got, strict=True)):
             name = names[i] if names else f"result[{i}]"
             for f in findings(exercise, args, e, g, steps=steps):
                 out.append(Finding(f"{name}:{f.key}", f"(your {name}) {f.words}", f.misconception))
         return out
     e, g = _numeric(expected), _numeric(got)
-    if e is None or g is None or e.ndim == 0 and g.ndim == 0 and not (e.dtype.kind in "fc" or g.dtype.kind in "fc"):
+    if e is None or g is None:
         return []
     atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
     names = _names(exercise.reference, len(args))
     labels = size_labels(args, names)
+    if e.ndim == 0 and g.ndim == 0 and not (e.dtype.kind in "fc" or g.dtype.kind in "fc"):
+        if e.dtype.kind not in "iu" or g.dtype.kind not in "iu":
+            return []
+        return _safe(_whole_numbers, int(e), int(g), labels)  # counts: a factor, a term or one off
+    if e.shape != g.shape and e.dtype.kind in "biuf" and g.dtype.kind in "biuf":
+        return _safe(_permuted, e, g, atol, rtol) + _safe(_reshaped, e, g, labels, atol, rtol)
     if e.dtype == bool and g.dtype == bool:
         return (
             _safe(_permuted, e, g, atol, rtol)
@@ -455,6 +464,134 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
         + _safe(_shifted, e, g, atol, rtol)
         + _safe(_difference, e, g, args, names, atol, rtol)
     )
+
+
+_CONSTANT_FACTORS = (
+    (2, "2", "twice the right one: a factor of 2 too many"),
+    (0.5, "1/2", "half the right one: a factor of 2 left out"),
+    (8, "8", "8 times the right one: bits where bytes are asked?"),
+    (1 / 8, "1/8", "the right one divided by 8: bytes where bits are asked?"),
+    (1 / 2**20, "1/2**20", "the right one divided by 2**20: MiB where bytes are asked"),
+    (1 / 2**30, "1/2**30", "the right one divided by 2**30: GiB where bytes are asked"),
+    (1 / 1e6, "1/1e6", "the right one divided by a million: a unit where plain numbers are asked"),
+)
+
+
+def _whole_numbers(e: int, g: int, labels: dict) -> list:
+    """Relations of two whole numbers (a count, a size in bytes): a size's factor, a constant factor, a size's term
+    added or left out (one size, or the product of two), or one off."""
+    if e == g or e == 0:
+        return []
+    out = []
+    c = g / e
+    for value, label in _factors(labels):
+        if math.isclose(c, value, rel_tol=1e-9):
+            out.append(Finding(f"factor:{label}", f"the right one times {label}"))
+    for value, label, words in _CONSTANT_FACTORS:
+        if math.isclose(c, value, rel_tol=1e-9):
+            out.append(Finding(f"factor:{label}", words))
+    d = g - e
+    if abs(d) == 1:
+        out.append(Finding(f"offset:{d:+d}", f"one {'more' if d > 0 else 'less'} than the right one: off by one"))
+    terms = dict(labels)
+    for (a, x), (b, y) in itertools.combinations_with_replacement(list(labels.items()), 2):
+        terms.setdefault(f"{a} · {b}", x * y)
+    for label, size in terms.items():
+        if abs(d) == size:
+            words = "a term" if d < 0 else "an extra term"
+            out.append(
+                Finding(
+                    f"term:{'-' if d < 0 else '+'}{label}",
+                    f"the right one {'minus' if d < 0 else 'plus'} {label}: {words} of that size "
+                    f"{'left out' if d < 0 else 'that does not belong'}",
+                )
+            )
+    return out
+
+
+def _reshaped(e, g, labels, atol, rtol) -> list:
+    """A result of another shape: an axis reduced (summed or averaged), an extra axis of size 1, or an axis with
+    the size of another size in scope."""
+    out = []
+    if g.ndim == e.ndim - 1:
+        for axis in range(e.ndim):
+            if np.delete(np.array(e.shape), axis).tolist() != list(g.shape):
+                continue
+            where = f"axis {axis - e.ndim} (of size {e.shape[axis]})"
+            for how, value in (("averaged", e.mean(axis=axis)), ("summed", e.sum(axis=axis))):
+                if _close(value.astype(float), g.astype(float), atol, rtol):
+                    out.append(Finding(f"reduced:{how}:{axis - e.ndim}", f"the right one {how} over {where}"))
+            if e.shape[axis] == 1 and _close(np.squeeze(e, axis).astype(float), g.astype(float), atol, rtol):
+                out.append(Finding(f"squeezed:{axis - e.ndim}", f"the right one without its {where}: squeezed"))
+        return out
+    if g.ndim == e.ndim + 1:
+        for axis in range(g.ndim):
+            if g.shape[axis] == 1 and _close(np.squeeze(g, axis).astype(float), e.astype(float), atol, rtol):
+                out.append(
+                    Finding(
+                        f"extra_axis:{axis - g.ndim}",
+                        f"the right one with an extra axis of size 1 at {axis - g.ndim} (a `keepdims`, "
+                        "`[:, None]` or `unsqueeze` left in)",
+                    )
+                )
+        return out
+    if g.ndim != e.ndim:
+        return out
+    differ = [axis for axis in range(e.ndim) if e.shape[axis] != g.shape[axis]]
+    if len(differ) != 1:
+        return out
+    axis = differ[0]
+    mine = [label for label, size in labels.items() if size == g.shape[axis]]
+    right = [label for label, size in labels.items() if size == e.shape[axis]]
+    for m in mine[:6]:
+        for r in right[:6]:
+            out.append(
+                Finding(
+                    f"axis_size:{axis - e.ndim}:{m}->{r}",
+                    f"of shape {g.shape} where {e.shape} is asked: its axis {axis - e.ndim} has the size of {m} "
+                    f"where that of {r} is needed",
+                )
+            )
+    return out
+
+
+def _outputs_order(exercise, expected, got, names) -> list:
+    """The right outputs, handed back in another order."""
+    n = len(expected)
+    if n < 2:
+        return []
+    atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
+    for perm in itertools.permutations(range(n)):
+        if perm == tuple(range(n)):
+            continue
+        if all(_same_value(expected[perm[k]], got[k], atol, rtol) for k in range(n)):
+            said = [names[p] if names else f"result[{p}]" for p in perm]
+            return [Finding(f"outputs_order:{perm}", f"the right outputs in another order: ({', '.join(said)})")]
+    return []
+
+
+def _outputs_missing(exercise, expected, got, names) -> list:
+    """One of the right outputs alone, where a tuple of them is asked."""
+    atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
+    for k, item in enumerate(expected):
+        if _same_value(item, got, atol, rtol):
+            name = names[k] if names else f"result[{k}]"
+            return [
+                Finding(
+                    f"only_output:{k}",
+                    f"only the right {name}, where the tuple ({', '.join(names) or 'of all outputs'}) is asked",
+                )
+            ]
+    return []
+
+
+def _same_value(e, g, atol, rtol) -> bool:
+    a, b = _numeric(e), _numeric(g)
+    if a is None or b is None or a.shape != b.shape:
+        return False
+    if a.dtype == bool or b.dtype == bool:
+        return bool(np.array_equal(a, b))
+    return _close(a.astype(float), b.astype(float), atol, rtol)
 
 
 def _safe(relation, *args) -> list:
@@ -497,10 +634,16 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
         key = (specific or common)[0]
         finding = next(f for f in per_case[0] if f.key == key)
         where = "On every failing case" if len(triples) > 1 else "On the failing case"
-        return Explanation(f"{where} your result is {finding.words}.", key, finding.misconception, True)
+        known = finding.misconception if finding.misconception in _known_ids() else None  # words only for entries
+        return Explanation(f"{where} your result is {finding.words}.", key, known, True)
     for triple, found in zip(triples, per_case, strict=True):
         if found:
             return Explanation(
                 f"{triple.label.capitalize()} looks like {found[0].words}; the other failing cases do not."
             )
     return Explanation("")
+
+
+def _known_ids() -> frozenset:
+    """The catalogue's ids: a finding's misconception outside it is no name (its words still are)."""
+    return frozenset(m.id for m in catalogue.CATALOGUE)
