@@ -944,7 +944,7 @@ def _crashed(exercise, prepared, answer, results, exc, i, n, stubs_note) -> Verd
             f"{exercise.title}: {_case(exercise, i, n)} crashed with {type_name(exc)}: {safe_str(exc, 160)}{where}."
         )
     if found_cause is not None and not isinstance(exc, NotImplementedError):
-        detail += f" What went wrong: {found_cause[1]}."
+        detail += f" What went wrong: {found_cause[1].rstrip('.')}" + ("" if found_cause[1].endswith("?") else ".")
     rows = [*results, ("raised", crash_signature(exc))]
     with course_defaults():
         found, _ = _match(exercise, prepared, rows)

@@ -110,8 +110,9 @@ def fresh_sizes_keyed(exercise, answer, run, problem, explain=None) -> tuple | N
         if status != "ok":
             cause = crash_site.cause(got) if status == "raised" else None
             if cause is not None:
-                return f"{where}, your answer {_outcome_words(status, got)}. What went wrong: {cause[1]}. {ask}", (
-                    f"fresh:crash:{cause[0]}"
+                return (
+                    f"{where}, your answer {_outcome_words(status, got)}. What went wrong: {cause[1]}{'' if cause[1].endswith(('?', '.')) else '.'} {ask}",
+                    (f"fresh:crash:{cause[0]}"),
                 )
             return f"{where}, your answer {_outcome_words(status, got)}. {ask}", "fresh_sizes"
         if got is None:
