@@ -13,7 +13,7 @@ exercise's to ``checks.check``, quietly, exactly as a lesson does; the verdict i
 log. It is **accepted** (the check passed), **named** (a catalogue mistake or a relation to the right
 output), **generic** (wrong, and nothing named), **crashed** (the check said crashed or timed out, or the
 source did not run) or **not attempted**. Each prediction case goes through ``checks.predict`` as a first try;
-its message is checked for giving the answer away (``course_utils.exercises.prediction_leaks``).
+its message is checked for giving the answer away (``course_utils.checking.prediction_leaks``).
 
 Whether a name is *right* takes a person: the Markdown table puts the battery's own words for the mistake next
 to what the checker named.
@@ -102,11 +102,11 @@ def _last_record(path: Path) -> dict | None:
 
 def run_exercise_case(case: dict, log: Path) -> dict:
     """The checker's verdict on one exercise case: outcome, misconception, relation, detail."""
-    from course_utils import checks, exercises
-    from course_utils.exercises import engine
-    from course_utils.exercises import misconceptions as catalogue
+    from course_utils import checks
+    from course_utils.checking import engine, registry
+    from course_utils.checking import misconceptions as catalogue
 
-    exercise = exercises.get(case["exercise"])
+    exercise = registry.get(case["exercise"])
     namespace = _namespace()
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -149,11 +149,11 @@ def run_exercise_case(case: dict, log: Path) -> dict:
 
 def run_prediction_case(case: dict, log: Path) -> dict:
     """The verdict on one predicted value, as a first try, and whether its message gives the answer away."""
-    from course_utils import checks, exercises
-    from course_utils.exercises import tries
-    from course_utils.exercises.prediction_leaks import leaks
+    from course_utils import checks
+    from course_utils.checking import registry, tries
+    from course_utils.checking.prediction_leaks import leaks
 
-    prediction = exercises.get_prediction(case["prediction"])
+    prediction = registry.get_prediction(case["prediction"])
     tries.forget()  # every battery case is a first try
     log.write_text("", encoding="utf-8")
     with contextlib.redirect_stdout(io.StringIO()):

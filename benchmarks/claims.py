@@ -11,7 +11,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/claims.py --list                             # the claims' names, lessons and texts
 
 This file is the runner only. The claims and the experiments they measure live in the package,
-``course_utils/experiments/lesson_NN.py`` (``CLAIMS``), next to the functions the lessons themselves call, so a
+``course_utils/lessons/lesson_NN/experiments.py`` (``CLAIMS``), next to the functions the lessons themselves call, so a
 claim "held on 5 of 5 seeds" certifies the experiment the lesson calls (``tests/test_experiments.py`` checks it).
 It is not always the lesson's own stored run: seed 0 is that run for lessons 01-06 and 08, but lesson 07 trains its
 attention model with the student's (or the instructor edition's) own module, which rounds differently from the
@@ -41,8 +41,8 @@ from pathlib import Path
 
 import torch
 
-from course_utils.experiments import all_claims
-from course_utils.experiments._claim import Memo
+from course_utils.checking.claim import Memo
+from course_utils.lessons.claims import all_claims
 
 
 def run_claims(claims: list, seeds: list[int], memo: Memo | None = None) -> list[dict]:

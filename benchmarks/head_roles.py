@@ -37,12 +37,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course_utils.experiments import lesson_05  # noqa: E402
+from course_utils.lessons.lesson_05 import experiments as lesson_05  # noqa: E402
 
 
 def measure_seed(seed: int) -> dict:
     """Train the lesson's toy with one seed and return its role measurements: the lesson's own experiments
-    (``experiments.lesson_05.train_roles``, ``head_roles`` and ``ablation``) with the course's functions."""
+    (``lessons.lesson_05.experiments.train_roles``, ``head_roles`` and ``ablation``) with the course's functions."""
     run = lesson_05.train_roles(seed)
     roles = lesson_05.head_roles(run)
     switched = lesson_05.ablation(run, roles)

@@ -1,6 +1,6 @@
 """Lesson 04's training run over several seeds: does one attention layer learn to retrieve?
 
-A thin table over the lesson's own experiment, ``course_utils.experiments.lesson_04.train_retriever(seed)``
+A thin table over the lesson's own experiment, ``course_utils.lessons.lesson_04.experiments.train_retriever(seed)``
 (the task is ``course_utils.retrieval``): each example holds 8 random keys and 8 random values (d_model = 16)
 and a query that is a noisy copy of one key; the target is that key's value. One
 ``attention.MultiHeadAttention(16, 1)`` is trained with Adam (lr 3e-2, 300 steps of 64 examples, MSE). For each
@@ -21,7 +21,7 @@ import time
 
 import torch
 
-from course_utils.experiments import lesson_04
+from course_utils.lessons.lesson_04 import experiments as lesson_04
 
 
 def main(argv=None):

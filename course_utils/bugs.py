@@ -10,7 +10,7 @@ cell (that code is most of the right answer, and the student edition would give 
 
 The markdown next to the call shows the one line that differs, as inline code. Each name is defined once:
 
-- in the lesson module (``course_utils/exercises/lesson_NN.py``) when an exercise uses it (a ``buggy=``
+- in the lesson module (``course_utils/lessons/lesson_NN/exercises.py``) when an exercise uses it (a ``buggy=``
   version or a variant), and listed here as ``"name": ("lesson_NN", "attribute")``; or
 - derived, as the check derives it: an exercise's reference run under a catalogue misconception's patch,
   listed here as ``"name": ("NN.exercise", "misconception_id")`` (what ``checks.buggy(exercise, id)`` gives).
@@ -66,11 +66,10 @@ _loaded: dict = {}
 def _load(name: str):
     where, what = ZOO[name]
     if where.startswith("lesson_"):
-        return getattr(importlib.import_module(f"course_utils.exercises.{where}"), what)
-    from course_utils import exercises
-    from course_utils.exercises import misconceptions, patches
+        return getattr(importlib.import_module(f"course_utils.lessons.{where}.exercises"), what)
+    from course_utils.checking import misconceptions, patches, registry
 
-    reference = exercises.get(where).reference
+    reference = registry.get(where).reference
     function = patches.patched(reference, misconceptions.get(what).patch)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"{where}'s answer as someone who holds «{misconceptions.get(what).name}» writes it."

@@ -15,22 +15,21 @@ some cases only; a forgotten ``return``; a course helper that already computes t
 answer counts, and another before the reveal gets no new verdict); ``checks.reveal("NN.name")`` in the cell
 that shows the answer recalls what the student predicted;
 ``checks.hint("NN.name")`` gives the next hint (the first one reacts to the last check). Every check,
-prediction and hint is logged (:mod:`course_utils.exercises.log`). ``checks.report("07.encoder", ...)``
+prediction and hint is logged (:mod:`course_utils.checking.log`). ``checks.report("07.encoder", ...)``
 says which of several regions a model now runs, the student's or the course's;
 ``checks.buggy("NN.name", "misconception_id")`` is the buggy answer the check names a mistake by, for a
 lesson cell that demonstrates the bug (the named ones live in :mod:`course_utils.bugs`). The cases, references, misconceptions
-and hints live in :mod:`course_utils.exercises`; the check cell shows no solution.
+and hints live in :mod:`course_utils.checking.registry`; the check cell shows no solution.
 """
 
 from __future__ import annotations
 
-from course_utils import exercises
-from course_utils.exercises import engine, patches, runner, tries
-from course_utils.exercises import hints as hint_book
-from course_utils.exercises import log as check_log
-from course_utils.exercises import misconceptions as catalogue
-from course_utils.exercises.compare import compare, safe_repr, type_name
-from course_utils.exercises.predictions import judge_prediction
+from course_utils.checking import engine, patches, registry, runner, tries
+from course_utils.checking import hints as hint_book
+from course_utils.checking import log as check_log
+from course_utils.checking import misconceptions as catalogue
+from course_utils.checking.compare import compare, safe_repr, type_name
+from course_utils.checking.predictions import judge_prediction
 
 __all__ = [
     "check",
@@ -51,11 +50,11 @@ TIME_LIMIT_S = 5.0
 
 
 def _icon(status: str) -> str:
-    return exercises.STATUSES[status].icon
+    return registry.STATUSES[status].icon
 
 
 def _run(exercise_id, answer, time_limit, *, demonstration: bool):
-    exercise = exercises.get(exercise_id)
+    exercise = registry.get(exercise_id)
     if not callable(answer):
         raise TypeError(
             f"the answer must be the function you wrote (a callable) but is {type_name(answer)}; "
@@ -84,7 +83,7 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     Parameters
     ----------
     exercise_id : str
-        ``"NN.name"``, an exercise of ``course_utils.exercises.lesson_NN``.
+        ``"NN.name"``, an exercise of ``course_utils.lessons.lesson_NN.exercises``.
     fn : callable
         The student's function (or class), called like the lesson's stub.
     strict : bool
@@ -168,7 +167,7 @@ def report(*exercise_ids, subject: str = "This model") -> dict:
         raise TypeError(f"subject must be a non-empty string but is {safe_repr(subject)}")
     found = {}
     for exercise_id in exercise_ids:
-        exercise = exercises.get(exercise_id)
+        exercise = registry.get(exercise_id)
         found[exercise.id] = (exercise, engine.last_status(exercise.id))
     yours = [f"your {ex.noun}" for ex, status in found.values() if status == "passed"]
     course = []
@@ -209,7 +208,7 @@ def buggy(exercise_id, misconception_id):
     >>> transposed(np.ones((2, 3)), np.ones((4, 3))).shape
     (4, 2)
     """
-    exercise = exercises.get(exercise_id)
+    exercise = registry.get(exercise_id)
     if not isinstance(misconception_id, str):
         raise TypeError(
             f"misconception_id must be a string like 'softmax_wrong_axis' but is {type_name(misconception_id)}"
@@ -251,7 +250,7 @@ def hint(exercise_id, level: int | None = None) -> None:
     >>> hint("00.dot_scores", level=1)  # doctest: +ELLIPSIS
     💡 Hint 1 of 3 for dot_scores: ...
     """
-    exercise = exercises.get(exercise_id)
+    exercise = registry.get(exercise_id)
     total = len(exercise.hints)
     if level is None:
         level, text = hint_book.next_hint(exercise)
@@ -280,7 +279,7 @@ def predict(prediction_id, value) -> None:
 
     Introduced in notebooks/00_start_here.ipynb.
     """
-    prediction = exercises.get_prediction(prediction_id)
+    prediction = registry.get_prediction(prediction_id)
     verdict = judge_prediction(prediction, value)
     now = tries.attempt(prediction.id, value, verdict)
     message = tries.held_message(now.first) if now.held else verdict.message
@@ -310,7 +309,7 @@ def reveal(prediction_id) -> None:
 
     Introduced in notebooks/00_start_here.ipynb.
     """
-    prediction = exercises.get_prediction(prediction_id)
+    prediction = registry.get_prediction(prediction_id)
     print(tries.reveal(prediction.id))
     return None
 

@@ -4,7 +4,7 @@ Today's lesson 04 (cell 63) and tests/test_grade.py import ``softmax_along_wrong
 ``forward_softmax_wrong_axis`` from here; every name of the bug zoo also resolves here, so
 ``from course_utils import misconceptions as bugs`` (as the phase-2 plans write it) works too. This module
 goes away once lesson 04 and the grader's test stop importing it. The catalogue of mistakes is
-:mod:`course_utils.exercises.misconceptions`.
+:mod:`course_utils.checking.misconceptions`.
 """
 
 from __future__ import annotations

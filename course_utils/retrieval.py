@@ -6,8 +6,8 @@ dictionary look-up with nothing set by hand: to solve it, a layer has to make ea
 against its own key (through ``query_proj`` and ``key_proj``) and pass the value through unchanged
 (through ``value_proj`` and ``out_proj``).
 
-The lesson, its exercise ``04.train_step`` and its experiment (``course_utils.experiments.lesson_04``) all
-use this module; it imports nothing from ``course_utils.experiments``.
+The lesson, its exercise ``04.train_step`` and its experiment (``course_utils.lessons.lesson_04.experiments``) all
+use this module; it imports nothing from ``course_utils.lessons``.
 
 Introduced in notebooks/04_multi_head_pytorch.ipynb.
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_utils.exercises import engine, tries
+from course_utils.checking import engine, tries
 
 
 @pytest.fixture(autouse=True)

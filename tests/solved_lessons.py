@@ -28,7 +28,7 @@ __all__ = ["lessons", "shipped", "solved"]
 CHECK_CALL = re.compile(r'checks\.check\(\s*"(?P<id>\d\d\.\w+)",\s*(?P<fn>\w+)\s*[,)]')
 VARIANT = """import types as _types
 
-from course_utils import exercises as _exercises
+from course_utils.checking import registry as _exercises
 
 _variant = _exercises.get("{eid}").variants[0]
 {fn} = _types.FunctionType(

@@ -16,7 +16,7 @@ single-digit whole numbers and booleans are too common to find in text and are n
 word (``"no"``, ``"training"``, ``"nan"``) counts only quoted (``"no"``, ``'no'``, `` `no` ``); a cell that
 names every choice is asking, not answering.
 
-Self-contained: it needs the course's registry (``course_utils.exercises``), ``scripts/editions.py`` and nbclient.
+Self-contained: it needs the course's registry (``course_utils.checking.registry``), ``scripts/editions.py`` and nbclient.
 ``COURSE_NOTEBOOKS_DIR`` overrides the folder of instructor editions (default: the repository's ``notebooks/``);
 ``COURSE_ANSWER_LESSONS`` lists the lessons whose offenders fail the test (``00,01,02`` or ``all``, the default:
 every lesson); the others are reported as expected failures (for a lesson being rewritten).
@@ -292,9 +292,9 @@ def _flat_numbers(value, out: list) -> None:
 @functools.cache
 def exercise_numbers(exercise_id: str) -> tuple:
     """The numbers the exercise's check compares, when they are few enough to read off a screen; else ()."""
-    from course_utils import exercises
+    from course_utils.checking import registry
 
-    exercise = exercises.get(exercise_id)
+    exercise = registry.get(exercise_id)
     numbers: list = []
     for case in exercise.make_cases():
         args = tuple(case)
@@ -337,20 +337,20 @@ def exercise_number_in(numbers: tuple, text: str) -> str | None:
 
 def _registry():
     """The registry's predictions by id (all lessons)."""
-    from course_utils import exercises
+    from course_utils.checking import registry
 
-    return exercises
+    return registry
 
 
 # ---- the tests ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("lesson", _params())
 def test_static_no_prediction_answer_in_visible_markdown_above_its_prompt(lesson):
-    exercises = _registry()
+    registry = _registry()
     offenders = []
     cells = student_cells(lesson)
     for index, cell, _ in cells:
         for match in PREDICT_CALL.finditer(_text(cell.get("source", ""))):
-            prediction = exercises.get_prediction(match.group("id"))
+            prediction = registry.get_prediction(match.group("id"))
             for above, other, visible in cells[:index]:
                 if not visible or other.get("cell_type") != "markdown":
                     continue
@@ -369,14 +369,14 @@ def test_run_all_prints_no_answer_to_a_question(lesson):
     An exercise's numbers are looked for in every output of an untouched Run All, below the exercise too (the
     student scrolls down and types them), and in every visible markdown cell.
     """
-    exercises = _registry()
+    registry = _registry()
     cells = student_cells(lesson)
     outputs = executed_outputs(lesson)
     offenders = []
     for index, cell, _ in cells:
         source = _text(cell.get("source", ""))
         for match in PREDICT_CALL.finditer(source):
-            prediction = exercises.get_prediction(match.group("id"))
+            prediction = registry.get_prediction(match.group("id"))
             for above in range(index):
                 found = answer_in(prediction, outputs[above]) if outputs[above] else None
                 if (prediction.id, cells[above][1].get("id"), found) in COINCIDENCES:
@@ -405,7 +405,7 @@ def test_run_all_prints_no_answer_to_a_question(lesson):
 
 # ---- the matcher itself: each rule fails without it ------------------------------------------------------------------
 def _prediction(**kw):
-    from course_utils.exercises import Prediction
+    from course_utils.checking.model import Prediction
 
     return Prediction(**{"id": "99.x", "question": "q?", "section": "", **kw})
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils import exercises
-from course_utils.exercises import audit
+from course_utils.checking import audit, registry
 
 
 def test_a_registered_column_is_run_shown_and_counted_in_clean(monkeypatch):
@@ -18,7 +17,7 @@ def test_a_registered_column_is_run_shown_and_counted_in_clean(monkeypatch):
         return [("a list for an array", True, "refused"), ("float64 for float32", False, "passed")]
 
     audit.register_column("contract breaches refused", contract)
-    row = audit.audit_exercise(exercises.get("00.dot_scores"))
+    row = audit.audit_exercise(registry.get("00.dot_scores"))
     assert seen == ["00.dot_scores"]
     assert row.columns["contract breaches refused"][1] == ("float64 for float32", False, "passed")
     assert not row.clean
@@ -43,7 +42,7 @@ def test_a_column_that_raises_makes_its_row_unclean(monkeypatch):
     monkeypatch.setattr(audit, "COLUMNS", {})
     monkeypatch.setattr(audit, "_CACHE", {})
     audit.register_column("fresh-size failures caught", lambda exercise: 1 / 0)
-    row = audit.audit_exercise(exercises.get("00.dot_scores"))
+    row = audit.audit_exercise(registry.get("00.dot_scores"))
     assert row.columns["fresh-size failures caught"][0][:2] == ("the column itself", False) and not row.clean
     with pytest.raises(TypeError, match="fn must be a callable"):
         audit.register_column("x", 3)

@@ -64,7 +64,7 @@ def test_predictions_are_first_tries_and_their_messages_are_checked_for_leaks(re
 
 
 def test_a_leaking_message_is_reported(monkeypatch):
-    from course_utils.exercises import predictions
+    from course_utils.checking import predictions
 
     script = _script()
     monkeypatch.setattr(

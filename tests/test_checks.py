@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import checks, exercises, numpy_attention
-from course_utils.exercises import log as check_log
-from course_utils.exercises import runner
+from course_utils import checks, numpy_attention
+from course_utils.checking import log as check_log
+from course_utils.checking import registry, runner
 
 EID = "00.dot_scores"
 
@@ -27,7 +27,7 @@ def run(fn, capsys, **kwargs):
     returned = checks.check(EID, fn, **kwargs)
     out = capsys.readouterr().out
     assert out.count("\n") == 1, out
-    reference = exercises.get(EID).reference
+    reference = registry.get(EID).reference
     assert returned is (fn if out.startswith("✅") else reference)
     return out
 
@@ -59,7 +59,7 @@ def test_a_misconception_is_named_with_its_section(capsys):
 
 
 def test_a_mistake_on_one_axis_only_is_named_by_the_step_it_varies(capsys):
-    from course_utils.exercises import lesson_01
+    from course_utils.lessons.lesson_01 import exercises as lesson_01
 
     def softmax_along(x, axis=-1):  # right everywhere except down the columns, where it uses the rows
         return lesson_01.softmax_along_shifted(x, -1 if axis == 0 else axis)
@@ -74,7 +74,7 @@ def test_a_mistake_on_one_axis_only_is_named_by_the_step_it_varies(capsys):
 
 
 def test_one_of_two_outputs_matching_a_misconception_is_named_on_that_output(capsys):
-    from course_utils.exercises import lesson_08
+    from course_utils.lessons.lesson_08 import exercises as lesson_08
 
     def my_decoder_masks(src_lengths, src_len, tgt_len):
         self_mask, cross_mask = lesson_08.decoder_masks_tril(src_lengths, src_len, tgt_len)
@@ -87,7 +87,7 @@ def test_one_of_two_outputs_matching_a_misconception_is_named_on_that_output(cap
 
 
 def test_the_convention_message_says_which_api_wants_which(capsys):
-    from course_utils.exercises import lesson_04
+    from course_utils.lessons.lesson_04 import exercises as lesson_04
 
     checks.check("04.torch_cross_attend", lesson_04.nn_mha_mask_not_flipped)
     out = capsys.readouterr().out
@@ -183,7 +183,7 @@ def test_crash_in_a_helper_of_another_cell_names_that_cells_line(capsys):
 
 
 def test_messages_are_never_cut_mid_word():
-    from course_utils.exercises.compare import shorten
+    from course_utils.checking.compare import shorten
 
     text = "word " * 200
     cut = shorten(text, 57)
@@ -279,7 +279,7 @@ def dot_scores(q, k):
 
 
 def test_an_answer_that_cannot_be_stopped_says_to_restart_the_kernel():
-    script = "from course_utils import checks\nfrom course_utils.exercises import runner\n"
+    script = "from course_utils import checks\nfrom course_utils.checking import runner\n"
     script += "runner.STUCK_AFTER_STOPS = 3\n" + NESTED_CATCHES
     script += "checks.check('00.dot_scores', dot_scores, time_limit=0.2)\n"
     proc = subprocess.Popen(
@@ -348,7 +348,7 @@ def test_the_notebooks_numpy_errors_do_not_break_a_check(capsys):
 
 
 def test_an_answer_that_changes_torchs_defaults_breaks_no_check(capsys):
-    from course_utils.exercises import lesson_02
+    from course_utils.lessons.lesson_02 import exercises as lesson_02
 
     def my_causal_mask(seq_len):
         torch.set_default_device("meta")
@@ -367,7 +367,7 @@ def test_an_answer_that_changes_torchs_defaults_breaks_no_check(capsys):
 
 
 def test_a_notebook_on_float64_gets_the_same_verdict(capsys):
-    from course_utils.exercises import lesson_02
+    from course_utils.lessons.lesson_02 import exercises as lesson_02
 
     torch.set_default_dtype(torch.float64)
     try:
@@ -446,14 +446,14 @@ def test_sys_exit_builtins_and_generators_are_answers_too(capsys):
 
 
 def test_mutating_the_input_is_named_and_cannot_spoil_later_cases(capsys):
-    from course_utils.exercises import engine
+    from course_utils.checking import engine
 
     def dot_scores(q, k):
         result = q @ k.T
         q[:] = 0
         return result
 
-    case = engine.prepare(exercises.get("00.dot_scores")).cases[0]
+    case = engine.prepare(registry.get("00.dot_scores")).cases[0]
     before = [a.copy() for a in case]
     out = run(dot_scores, capsys)
     # the lesson's own q would be zeros now: refused by the argument's name (issue 26), on a copy of the case
@@ -560,8 +560,8 @@ def test_an_unwritable_log_is_reported_once(tmp_path, monkeypatch, capsys):
 
 def test_importing_the_engine_does_not_import_torch():
     code = (
-        "import sys; from course_utils import checks, exercises; from course_utils.exercises import misconceptions, "
-        "engine, patches; exercises.get('01.softmax_along'); "
+        "import sys; from course_utils import checks; from course_utils.checking import registry; "
+        "from course_utils.checking import misconceptions, engine, patches; registry.get('01.softmax_along'); "
         "checks.check('00.dot_scores', lambda q, k: q @ k.T); print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -606,9 +606,9 @@ def test_assert_close():
 def test_docstring_examples():
     import doctest
 
-    from course_utils.exercises import cases, compare, misconceptions, patches, predictions
+    from course_utils.checking import cases, compare, misconceptions, patches, predictions
 
-    for module in (checks, exercises, compare, misconceptions, patches, predictions, cases):
+    for module in (checks, registry, compare, misconceptions, patches, predictions, cases):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 

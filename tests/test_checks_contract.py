@@ -14,8 +14,9 @@ import pytest
 import torch
 
 from course_utils import checks
-from course_utils.exercises import engine, extra_checks, integrity, lesson_01
-from course_utils.exercises._model import Case, Exercise
+from course_utils.checking import engine, extra_checks, integrity
+from course_utils.checking.model import Case, Exercise
+from course_utils.lessons.lesson_01 import exercises as lesson_01
 
 SOFTMAX = "01.softmax_along"
 
@@ -120,7 +121,7 @@ def test_an_input_changed_in_place_is_named_by_the_answers_own_parameter_name(ca
 
 
 def test_a_module_parameter_changed_by_a_forward_pass_is_named():
-    from course_utils.exercises import lesson_04
+    from course_utils.lessons.lesson_04 import exercises as lesson_04
 
     base = lesson_04.MULTI_HEAD_MODULE.variants[0]
 
@@ -175,7 +176,7 @@ def test_replacing_a_numpy_comparison_is_refused_by_name_and_put_back(name, caps
 
 
 def test_replacing_the_engines_compare_is_refused(capsys):
-    from course_utils.exercises import compare as comparer
+    from course_utils.checking import compare as comparer
 
     original_engine, original_module = engine.compare, comparer.compare
 
@@ -308,7 +309,7 @@ def test_an_answer_right_only_at_the_fixed_sizes_fails_at_fresh_sizes_reported_b
 
 
 def _module_variant():
-    from course_utils.exercises import lesson_04
+    from course_utils.lessons.lesson_04 import exercises as lesson_04
 
     return lesson_04.MULTI_HEAD_MODULE, lesson_04.MULTI_HEAD_MODULE.variants[0]
 
@@ -361,7 +362,7 @@ def test_a_module_that_never_applies_dropout_is_refused_in_training_mode():
 
 
 def test_a_tiled_pass_that_builds_the_whole_score_matrix_is_refused():
-    from course_utils.exercises import lesson_06
+    from course_utils.lessons.lesson_06 import exercises as lesson_06
 
     def tiled_attention(q, k, v, block):
         scores = q @ k.T / math.sqrt(q.shape[1])  # (q_len, k_len): every tile at once
@@ -372,7 +373,7 @@ def test_a_tiled_pass_that_builds_the_whole_score_matrix_is_refused():
 
 
 def test_a_causal_tiled_pass_that_computes_future_tiles_is_refused():
-    from course_utils.exercises import lesson_06
+    from course_utils.lessons.lesson_06 import exercises as lesson_06
 
     def causal_tiled_attention(q, k, v, block):
         out = np.zeros((len(q), v.shape[1]))
@@ -394,7 +395,7 @@ def test_a_causal_tiled_pass_that_computes_future_tiles_is_refused():
 
 
 def test_a_per_head_loop_that_projects_every_head_at_once_is_refused():
-    from course_utils.exercises import lesson_03
+    from course_utils.lessons.lesson_03 import exercises as lesson_03
 
     exercise = lesson_03.MULTI_HEAD_ATTENTION_LOOP
 
@@ -416,7 +417,7 @@ def test_a_per_head_loop_that_projects_every_head_at_once_is_refused():
 
 
 def test_scores_computed_under_no_grad_are_named_with_the_parameters_that_receive_none():
-    from course_utils.exercises import lesson_07
+    from course_utils.lessons.lesson_07 import exercises as lesson_07
 
     class MyAdditiveAttention(lesson_07.MyAdditiveAttention):
         def forward(self, s, keys, key_mask, projected_keys):
@@ -432,7 +433,7 @@ def test_scores_computed_under_no_grad_are_named_with_the_parameters_that_receiv
 
 
 def test_an_in_place_change_autograd_refuses_is_named():
-    from course_utils.exercises import lesson_07
+    from course_utils.lessons.lesson_07 import exercises as lesson_07
 
     class MyAdditiveAttention(lesson_07.MyAdditiveAttention):
         def forward(self, s, keys, key_mask, projected_keys):
@@ -452,10 +453,10 @@ def test_an_in_place_change_autograd_refuses_is_named():
 
 
 def test_every_exercise_with_fresh_sizes_draws_distinct_sizes_and_its_reference_runs_on_them():
-    from course_utils import exercises
-    from course_utils.exercises.runner import course_defaults
+    from course_utils.checking import registry
+    from course_utils.checking.runner import course_defaults
 
-    with_fresh = [e for e in exercises.EXERCISES.values() if e.fresh is not None]
+    with_fresh = [e for e in registry.EXERCISES.values() if e.fresh is not None]
     assert len(with_fresh) >= 20
     lessons = {e.lesson for e in with_fresh}
     assert {"00", "01", "02", "03", "04", "06"} <= lessons
@@ -469,7 +470,7 @@ def test_every_exercise_with_fresh_sizes_draws_distinct_sizes_and_its_reference_
 
 
 def test_a_floored_square_root_passes_the_fixed_cases_and_fails_at_fresh_sizes():
-    from course_utils.exercises import lesson_01
+    from course_utils.lessons.lesson_01 import exercises as lesson_01
 
     def score_scale(d_head, variance):
         return float(math.isqrt(d_head) * variance)  # right for 64, 16, 100 and 1: perfect squares
@@ -484,7 +485,7 @@ def test_a_floored_square_root_passes_the_fixed_cases_and_fails_at_fresh_sizes()
 def test_the_crash_site_names_the_cell_by_its_execution_count(monkeypatch):
     import types
 
-    from course_utils.exercises import crash_site
+    from course_utils.checking import crash_site
 
     shell = types.SimpleNamespace(compile=types.SimpleNamespace(_filename_map={"/tmp/ipykernel_1/123.py": 12}))
     fake = types.ModuleType("IPython")
@@ -506,9 +507,9 @@ def test_the_crash_site_names_the_cell_by_its_execution_count(monkeypatch):
 
 
 def test_cross_attention_on_detached_memory_names_memory():
-    from course_utils import exercises
+    from course_utils.checking import registry
 
-    exercise = exercises.get("08.decoder_layer")
+    exercise = registry.get("08.decoder_layer")
     base = exercise.variants[0]
 
     class DecoderLayer(base):
@@ -531,7 +532,7 @@ def test_a_notebook_with_grad_switched_off_does_not_make_a_right_module_look_cut
 
 
 def test_a_tiled_pass_that_broadcasts_the_whole_score_matrix_is_refused_by_its_memory():
-    from course_utils.exercises import lesson_06
+    from course_utils.lessons.lesson_06 import exercises as lesson_06
 
     def tiled_attention(q, k, v, block):
         scores = (q[:, None, :] * k[None, :, :]).sum(-1) / math.sqrt(q.shape[1])  # no @: a broadcast product

@@ -18,12 +18,12 @@ import tokenize
 import numpy as np
 import pytest
 
-from course_utils import checks, exercises
-from course_utils.exercises import hints as hint_book
-from course_utils.exercises import misconceptions
-from course_utils.exercises.predictions import judge_prediction
+from course_utils import checks
+from course_utils.checking import hints as hint_book
+from course_utils.checking import misconceptions, registry
+from course_utils.checking.predictions import judge_prediction
 
-ALL = list(exercises.EXERCISES.values())
+ALL = list(registry.EXERCISES.values())
 
 
 @pytest.fixture(autouse=True)
@@ -101,7 +101,7 @@ def test_hints_have_three_levels_and_paste_no_answer(exercise):
 
 
 def test_hints_come_one_level_at_a_time(capsys):
-    hints = exercises.get("01.softmax_along").hints
+    hints = registry.get("01.softmax_along").hints
     for level in range(1, len(hints) + 2):  # one call past the last keeps showing the last
         checks.hint("01.softmax_along")
         out = capsys.readouterr().out
@@ -208,7 +208,7 @@ def test_predictions_are_answered_in_words(pid, value, start, capsys):
 
 
 def test_no_index_prediction_is_answered_with_a_distance():
-    for prediction in exercises.PREDICTIONS.values():
+    for prediction in registry.PREDICTIONS.values():
         if prediction.kind != "index":
             continue
         for value in range(-3, 10):
@@ -217,7 +217,7 @@ def test_no_index_prediction_is_answered_with_a_distance():
 
 
 def test_every_number_prediction_refuses_a_factor_of_two():
-    for prediction in exercises.PREDICTIONS.values():
+    for prediction in registry.PREDICTIONS.values():
         if prediction.kind != "number":
             continue
         answer = prediction.value()
@@ -227,7 +227,7 @@ def test_every_number_prediction_refuses_a_factor_of_two():
 
 
 def test_known_wrong_values_are_wrong_and_distinct():
-    for prediction in exercises.PREDICTIONS.values():
+    for prediction in registry.PREDICTIONS.values():
         ids = [k.id for k in prediction.known_wrong if k.id is not None]  # None: a wrong idea with no catalogue id
         assert len(ids) == len(set(ids)), prediction.id
         for known in prediction.known_wrong:
@@ -237,15 +237,15 @@ def test_known_wrong_values_are_wrong_and_distinct():
 
 def test_a_prediction_rtol_beyond_a_quarter_is_refused():
     with pytest.raises(ValueError, match="a factor-two error is never right"):
-        exercises.Prediction("99.loose", "?", "number", 1.0, rtol=0.5)
-    assert math.isclose(exercises.get_prediction("01.score_variance_d64").rtol, 0.1)
+        registry.Prediction("99.loose", "?", "number", 1.0, rtol=0.5)
+    assert math.isclose(registry.get_prediction("01.score_variance_d64").rtol, 0.1)
 
 
 # ---------------------------------------------------------------------------------------------
 # set and choice predictions, known wrongs as a dict, two predictions in one cell
 # ---------------------------------------------------------------------------------------------
 
-_KEYS = exercises.Prediction(
+_KEYS = registry.Prediction(
     "99.keys_query2",
     "Which keys may query 2 attend to under a causal mask?",
     "set",
@@ -283,13 +283,13 @@ def test_a_set_prediction_ignores_order_and_names_known_sets(value, status, star
 
 
 def test_a_choice_compares_strings_loosely_and_numbers_by_value_never_a_bool_for_an_int():
-    words = exercises.Prediction("99.words", "?", "choice", "nan, 0, 0", choices=("nan, 0, 0", "nan", "1, 0, 0"))
+    words = registry.Prediction("99.words", "?", "choice", "nan, 0, 0", choices=("nan, 0, 0", "nan", "1, 0, 0"))
     assert judge_prediction(words, "  NaN,   0, 0 ").status == "right"
     assert judge_prediction(words, "nan,0,0").status == "not_answered"  # spaces collapse; they are not removed
-    flag = exercises.Prediction("99.flag", "?", "choice", True, choices=(True, False))
+    flag = registry.Prediction("99.flag", "?", "choice", True, choices=(True, False))
     assert judge_prediction(flag, np.bool_(True)).status == "right"
     assert judge_prediction(flag, 1).status == "not_answered"
-    count = exercises.Prediction("99.count", "?", "choice", 3, choices=(1, 2, 3), known_wrong={2: (None, "one short")})
+    count = registry.Prediction("99.count", "?", "choice", 3, choices=(1, 2, 3), known_wrong={2: (None, "one short")})
     assert judge_prediction(count, np.int64(3)).status == "right"
     assert judge_prediction(count, 3.0).status == "right"
     assert judge_prediction(count, True).status == "not_answered"
@@ -297,11 +297,11 @@ def test_a_choice_compares_strings_loosely_and_numbers_by_value_never_a_bool_for
 
 
 def test_known_wrong_given_as_a_dict_becomes_known_wrong_items():
-    assert _KEYS.known_wrong[0] == exercises.KnownWrong((0, 1), "causal_no_diagonal", _KEYS.known_wrong[0].why)
+    assert _KEYS.known_wrong[0] == registry.KnownWrong((0, 1), "causal_no_diagonal", _KEYS.known_wrong[0].why)
     with pytest.raises(TypeError, match="known_wrong maps a value to"):
-        exercises.Prediction("99.bad", "?", "number", 1, known_wrong={2: "why"})
+        registry.Prediction("99.bad", "?", "number", 1, known_wrong={2: "why"})
     with pytest.raises(ValueError, match="kind must be one of"):
-        exercises.Prediction("99.bad", "?", "sets", {1})
+        registry.Prediction("99.bad", "?", "sets", {1})
 
 
 def test_two_predictions_in_one_cell_each_get_their_line(capsys):

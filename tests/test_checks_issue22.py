@@ -24,7 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from course_utils import checks
-from course_utils.exercises import lesson_01, runner
+from course_utils.checking import runner
+from course_utils.lessons.lesson_01 import exercises as lesson_01
 
 REPO = Path(__file__).resolve().parents[1]
 SOFTMAX = "01.softmax_along"
@@ -124,7 +125,7 @@ def test_an_answer_that_swallows_or_cancels_the_stop_gets_a_verdict_in_bounded_t
 LONG_C_CALL = """
 import os, sys, time
 from course_utils import checks
-from course_utils.exercises import runner
+from course_utils.checking import runner
 runner.HARD_STOP_GRACE_S = {grace}
 
 def softmax_along(x, axis=-1):
@@ -157,7 +158,7 @@ def test_one_long_call_into_c_gets_a_verdict_in_bounded_time(tmp_path):
     assert (record["event"], record["exercise"], record["status"]) == ("check", SOFTMAX, "timed_out")
     # the restarted kernel's next check of this exercise says what happened, once
     script = (
-        "from course_utils import checks\nfrom course_utils.exercises import lesson_01\n"
+        "from course_utils import checks\nfrom course_utils.lessons.lesson_01 import exercises as lesson_01\n"
         "checks.check('01.softmax_along', lesson_01.softmax_along_shifted)\n"
         "checks.check('01.softmax_along', lesson_01.softmax_along_shifted)\n"
     )
@@ -172,7 +173,8 @@ def test_one_long_call_into_c_gets_a_verdict_in_bounded_time(tmp_path):
 FINISHED_CHECKS = """
 import time
 from course_utils import checks
-from course_utils.exercises import lesson_01, runner
+from course_utils.checking import runner
+from course_utils.lessons.lesson_01 import exercises as lesson_01
 runner.HARD_STOP_GRACE_S = 0.5
 
 def softmax_along(x, axis=-1):
@@ -279,7 +281,7 @@ def test_an_answer_that_sets_torchs_default_device_to_meta_breaks_no_later_check
 
 
 def test_the_notebooks_own_torch_defaults_are_kept_and_do_not_change_the_verdict(capsys):
-    from course_utils.exercises import lesson_02
+    from course_utils.lessons.lesson_02 import exercises as lesson_02
 
     torch.set_default_dtype(torch.float64)
     try:
@@ -306,10 +308,9 @@ def test_any_predicted_number_is_answered_in_words(pid, value, capsys):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=st.one_of(st.integers(), st.floats(allow_nan=True, allow_infinity=True)))
 def test_any_number_predicted_gets_one_line_without_nan_or_inf_arithmetic(value):
-    from course_utils import exercises
-    from course_utils.exercises import predictions
+    from course_utils.checking import predictions, registry
 
-    prediction = exercises.get_prediction("03.parameters_d512")
+    prediction = registry.get_prediction("03.parameters_d512")
     verdict = predictions.judge_prediction(prediction, value)
     assert verdict.status in ("right", "wrong", "not_answered")
     assert "\n" not in verdict.message

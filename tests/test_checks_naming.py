@@ -12,19 +12,18 @@ import math
 import numpy as np
 import pytest
 
-from course_utils import exercises
-from course_utils.exercises import crash_site, engine, extra_checks, mutations, relations
-from course_utils.exercises.relations import findings
+from course_utils.checking import crash_site, engine, extra_checks, mutations, registry, relations
+from course_utils.checking.relations import findings
 
 torch = pytest.importorskip("torch")
 
 
 def _judge(exercise_id, answer):
-    return engine.judge(exercises.get(exercise_id), answer)
+    return engine.judge(registry.get(exercise_id), answer)
 
 
 def _keys(exercise_id, args, expected, got):
-    return [f.key for f in findings(exercises.get(exercise_id), args, expected, got)]
+    return [f.key for f in findings(registry.get(exercise_id), args, expected, got)]
 
 
 def _raised(fn):
@@ -122,7 +121,7 @@ def test_a_driven_function_returning_a_tensor_where_the_course_returns_a_number_
 
 
 def test_a_fresh_size_failure_is_named_by_its_relation_to_the_right_output():
-    exercise = exercises.get("01.score_scale")
+    exercise = registry.get("01.score_scale")
     calls = []
 
     def run(fn, args, seed, fn_is_answer=True):
@@ -205,7 +204,7 @@ def test_a_term_left_out_and_a_sibling_swapped_are_mutants():
 
 
 def test_a_modules_forward_is_varied_and_names_a_missing_residual():
-    base = exercises.get("08.encoder_layer").reference  # a class: its inherited forward is varied
+    base = registry.get("08.encoder_layer").reference  # a class: its inherited forward is varied
     found = mutations.mutants(base)
     assert {"mutant:term:dropped", "mutant:sibling:layer"} <= {m.key.rsplit(":", 2)[0] for m in found}
     dropped = [m for m in found if m.key.startswith("mutant:term:dropped")]

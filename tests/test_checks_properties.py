@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from course_utils import checks
-from course_utils.exercises import compare as comparer
-from course_utils.exercises import predictions
-from course_utils.exercises._model import Prediction
+from course_utils.checking import compare as comparer
+from course_utils.checking import predictions
+from course_utils.checking.model import Prediction
 
 
 class _Hostile:

@@ -17,7 +17,8 @@ import pytest
 import torch
 
 from course_utils import checks, numpy_attention
-from course_utils.exercises import Case, Exercise, cases, engine, runner
+from course_utils.checking import cases, engine, runner
+from course_utils.checking.model import Case, Exercise
 
 
 @pytest.fixture(autouse=True)
@@ -354,7 +355,7 @@ def test_a_pen_and_paper_answer_in_lists_passes_and_is_judged_by_value(capsys):
 
 
 def test_the_audit_fails_a_declared_misconception_that_does_not_fit():
-    from course_utils.exercises import audit
+    from course_utils.checking import audit
 
     declared = Exercise(
         id="98.normalise_declared",
@@ -371,7 +372,7 @@ def test_the_audit_fails_a_declared_misconception_that_does_not_fit():
 
 
 def test_the_first_hint_after_a_state_dict_mismatch_points_at_names_and_sizes():
-    from course_utils.exercises import hints
+    from course_utils.checking import hints
 
     detail = engine.judge(SCALED, _renamed_class()).detail
     assert "Your module's parameters must be named and shaped as the stub's docstring says" in hints.reaction(

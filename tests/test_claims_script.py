@@ -1,4 +1,4 @@
-"""benchmarks/claims.py: the runner over course_utils.experiments' claims, its CLI and its JSON contract."""
+"""benchmarks/claims.py: the runner over course_utils.lessons' claims, its CLI and its JSON contract."""
 
 import importlib.util
 import json
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.experiments import all_claims
-from course_utils.experiments._claim import LESSONS, Claim
+from course_utils.checking.claim import LESSONS, Claim
+from course_utils.lessons.claims import all_claims
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "claims.py"
 

@@ -1,6 +1,6 @@
 """The checker audit: every exercise accepts its correct variants, names every fitting mistake, refuses every helper.
 
-Runs ``course_utils.exercises.audit`` once (it caches per process) and reads its rows: at least two distinct
+Runs ``course_utils.checking.audit`` once (it caches per process) and reads its rows: at least two distinct
 correct variants per exercise, each accepted; every misconception that fits (declared, or derived from a
 catalogue patch) named when its buggy answer is checked; every course helper that computes an answer refused.
 ``docs/checker_audit.md`` must be the audit's current Markdown output.
@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from course_utils import exercises
-from course_utils.exercises import audit, engine, misconceptions
+from course_utils.checking import audit, engine, misconceptions, registry
 
 REPO = Path(__file__).resolve().parents[1]
-ALL = list(exercises.EXERCISES.values())
+ALL = list(registry.EXERCISES.values())
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +79,9 @@ def test_softmax_cases_expose_an_unshifted_softmax(rows):
 def test_the_published_audit_is_current(rows):
     expected = audit.render_markdown(list(rows.values()))
     published = REPO / "docs" / "checker_audit.md"
-    assert published.exists(), "run: python -m course_utils.exercises.audit --markdown > docs/checker_audit.md"
+    assert published.exists(), "run: python -m course_utils.checking.audit --markdown > docs/checker_audit.md"
     assert published.read_text(encoding="utf-8") == expected, (
-        "docs/checker_audit.md is stale: python -m course_utils.exercises.audit --markdown > docs/checker_audit.md"
+        "docs/checker_audit.md is stale: python -m course_utils.checking.audit --markdown > docs/checker_audit.md"
     )
 
 
@@ -111,7 +110,7 @@ SQUARE_BY_NATURE = {
 
 def test_inputs_give_every_axis_its_own_size():
     """A swapped or transposed axis cannot pass because two sizes agree, except where the shape is square by nature."""
-    from course_utils.exercises import cases
+    from course_utils.checking import cases
 
     for exercise in ALL:
         prepared = engine.prepare(exercise)

@@ -8,7 +8,9 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import efficient
-from course_utils.exercises import AnswerRefused, Case, Exercise, cases, engine, lesson_06
+from course_utils.checking import cases, engine
+from course_utils.checking.model import AnswerRefused, Case, Exercise
+from course_utils.lessons.lesson_06 import exercises as lesson_06
 
 
 def test_distinct_sizes_refuses_two_axes_of_one_size():

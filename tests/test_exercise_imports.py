@@ -3,7 +3,7 @@
 Read from the source (ast), not by importing: a lesson module imports ``_model``, ``cases``, the course's own
 modules and earlier lesson modules, never the engine; the engine never imports a lesson module (it is handed
 the exercise); ``checks`` is the only module lessons call; no module imports another's private names; the
-import graph of ``course_utils.exercises`` and ``course_utils.checks`` has no cycle.
+import graph of ``course_utils.checking.registry`` and ``course_utils.checks`` has no cycle.
 """
 
 from __future__ import annotations
@@ -13,10 +13,17 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "course_utils"
-EXERCISES = PACKAGE / "exercises"
-FILES = sorted(EXERCISES.glob("*.py")) + [PACKAGE / "checks.py"]
+CHECKING = PACKAGE / "checking"
+LESSONS = PACKAGE / "lessons"
+FILES = sorted(CHECKING.glob("*.py")) + sorted(LESSONS.glob("lesson_[0-9][0-9]/exercises.py")) + [PACKAGE / "checks.py"]
 LESSON = re.compile(r"^lesson_\d\d$")
 ENGINE = {"engine", "runner", "compare", "patches", "misconceptions", "predictions", "hints", "log", "audit"}
+
+
+def _short(module: str) -> str:
+    """``lesson_02`` for ``course_utils.lessons.lesson_02.exercises``; the last part for any other module."""
+    parts = module.split(".")
+    return parts[-2] if parts[-1] == "exercises" and len(parts) > 2 and LESSON.match(parts[-2]) else parts[-1]
 
 
 def _module_name(path: Path) -> str:
@@ -38,7 +45,7 @@ def _imports(path: Path) -> list[tuple[str, str | None, int]]:
 
 
 def _targets(module: str, name: str | None) -> list[str]:
-    """The course modules an import statement loads: ``from course_utils.exercises import engine`` -> engine."""
+    """The course modules an import statement loads: ``from course_utils.checking.registry import engine`` -> engine."""
     if not module.startswith("course_utils"):
         return []
     if name is not None and (PACKAGE.parent / (module.replace(".", "/") + f"/{name}.py")).exists():
@@ -59,7 +66,7 @@ def test_no_private_name_is_imported_across_modules():
         for module, name, line in _imports(path):
             if not module.startswith("course_utils"):
                 continue
-            private_module = any(p.startswith("_") and p != "_model" for p in module.split("."))
+            private_module = any(p.startswith("_") for p in module.split("."))
             if (name and name.startswith("_")) or private_module:
                 offenders.append(f"{path.name}:{line} imports {module}:{name}")
         source = path.read_text(encoding="utf-8")
@@ -71,14 +78,14 @@ def test_no_private_name_is_imported_across_modules():
 def test_lesson_modules_never_import_the_engine_and_the_engine_never_imports_a_lesson():
     graph = _graph()
     for module, targets in graph.items():
-        short = module.rsplit(".", 1)[-1]
+        short = _short(module)
         if LESSON.match(short):
-            engine_imports = [t for t in targets if t.rsplit(".", 1)[-1] in ENGINE | {"checks"}]
+            engine_imports = [t for t in targets if _short(t) in ENGINE | {"checks"}]
             assert not engine_imports, f"{module} imports the engine: {engine_imports}"
-            later = [t for t in targets if LESSON.match(t.rsplit(".", 1)[-1]) and t.rsplit(".", 1)[-1] >= short]
+            later = [t for t in targets if LESSON.match(_short(t)) and _short(t) >= short]
             assert not later, f"{module} imports a lesson module that is not earlier: {later}"
         if short in ENGINE - {"audit"}:
-            lessons = [t for t in targets if LESSON.match(t.rsplit(".", 1)[-1]) or t == "course_utils.exercises"]
+            lessons = [t for t in targets if LESSON.match(_short(t)) or t == "course_utils.checking.registry"]
             assert not lessons, f"{module} imports a lesson module or the registry: {lessons}"
 
 
@@ -102,9 +109,9 @@ def test_the_import_graph_has_no_cycle():
 
 
 def test_the_registry_finds_lessons_by_their_module_alone():
-    from course_utils import exercises
+    from course_utils.checking import registry
 
-    on_disk = sorted(p.stem[-2:] for p in EXERCISES.glob("lesson_[0-9][0-9].py"))
-    assert exercises.lessons() == on_disk
+    on_disk = sorted(p.parent.name[-2:] for p in LESSONS.glob("lesson_[0-9][0-9]/exercises.py"))
+    assert registry.lessons() == on_disk
     for lesson in on_disk:
-        assert all(e.id.startswith(f"{lesson}.") for e in exercises.for_lesson(lesson))
+        assert all(e.id.startswith(f"{lesson}.") for e in registry.for_lesson(lesson))

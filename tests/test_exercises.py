@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from course_utils import checks, exercises
-from course_utils.exercises import misconceptions
+from course_utils import checks
+from course_utils.checking import misconceptions, registry
 
 REPO = Path(__file__).resolve().parents[1]
 CHECK_CALL = re.compile(r'checks\.check\(\s*"(?P<id>\d\d\.\w+)",\s*(?P<fn>\w+)\s*(?P<rest>[,)])')
@@ -103,13 +103,13 @@ def _solution(eid):
     _, fn, path = next(c for c in LESSON_CHECKS if c[0] == eid)
     if _has_solution_region(path, fn):  # the lesson is its own solution
         return _namespace(path, "lesson")[fn]
-    variant = exercises.get(eid).variants[0]  # no region yet: a copy of the exercise's first correct variant
+    variant = registry.get(eid).variants[0]  # no region yet: a copy of the exercise's first correct variant
     return types.FunctionType(variant.__code__, variant.__globals__, variant.__name__, variant.__defaults__)
 
 
 def _answer(eid, body: str, extra: dict | None = None):
     """A student's function with the stub's name and the given body, defined in its own 'cell'."""
-    name = exercises.get(eid).function
+    name = registry.get(eid).function
     source = f"def {name}(*args):\n" + "".join(f"    {line}\n" for line in body.splitlines())
     namespace = dict(extra or {})
     _compile(source, f"<student {eid} {abs(hash(body))}>", namespace)
@@ -118,7 +118,7 @@ def _answer(eid, body: str, extra: dict | None = None):
 
 def _ellipsis_stub(eid):
     """The stub as `make workspace` writes it: signature, docstring, `...`."""
-    name = exercises.get(eid).function
+    name = registry.get(eid).function
     source = f'def {name}(*args):\n    """The exercise\'s docstring."""\n    ...  # your code here\n'
     namespace: dict = {}
     _compile(source, f"<edition {eid}>", namespace)
@@ -145,7 +145,7 @@ def _run(eid, fn, capsys, log, **kwargs):
     assert record["v"] == 2 and record["event"] == "check" and record["attempt"] >= 1
     assert record["exercise"] == eid and record["lesson"] == eid[:2]
     assert record["detail"] in out and "\x1b[" not in record["detail"] and len(record["detail"]) <= 500
-    exercise = exercises.get(eid)
+    exercise = registry.get(eid)
     if record["status"] == "passed":
         assert returned is fn
     else:
@@ -159,17 +159,17 @@ def _run(eid, fn, capsys, log, **kwargs):
 
 
 def test_every_registered_exercise_is_checked_once_in_its_lesson():
-    assert sorted(IDS) == sorted(exercises.EXERCISES), "lesson check cells and the registry differ"
+    assert sorted(IDS) == sorted(registry.EXERCISES), "lesson check cells and the registry differ"
     assert len(IDS) == len(set(IDS))
     for eid, fn, path in LESSON_CHECKS:
         assert path.name.startswith(eid[:2])
-        assert exercises.get(eid).function == fn
+        assert registry.get(eid).function == fn
 
 
 def test_registry_order_and_for_lesson():
-    lessons = [e.lesson for e in exercises.EXERCISES.values()]
+    lessons = [e.lesson for e in registry.EXERCISES.values()]
     assert lessons == sorted(lessons)
-    assert [e.id for e in exercises.for_lesson("01")] == [
+    assert [e.id for e in registry.for_lesson("01")] == [
         "01.by_hand_new_query",
         "01.attention_scores",
         "01.softmax_along",
@@ -180,8 +180,8 @@ def test_registry_order_and_for_lesson():
         "01.score_scale",
         "01.shared_next_token_matrix",
     ]
-    assert exercises.for_lesson("99") == []
-    for e in exercises.EXERCISES.values():
+    assert registry.for_lesson("99") == []
+    for e in registry.EXERCISES.values():
         assert e.title and e.section and len(e.hints) >= 3, e.id
 
 
@@ -202,9 +202,9 @@ def _headings(lesson: str) -> set[str]:
 
 
 def test_every_section_to_reread_is_a_heading_of_its_lesson():
-    sections = [e.section for e in exercises.EXERCISES.values()]
+    sections = [e.section for e in registry.EXERCISES.values()]
     sections += [m.section for m in misconceptions.CATALOGUE]
-    sections += [p.section for p in exercises.PREDICTIONS.values()]
+    sections += [p.section for p in registry.PREDICTIONS.values()]
     missing = [s for s in sections if s not in _headings(s[:2])]
     assert not missing, f"sections that are no heading of their lesson: {missing}"
 
@@ -216,7 +216,7 @@ def test_every_prediction_is_asked_in_its_lesson():
         for source in _code_cells(path)
         for m in re.finditer(r'checks\.predict\(\s*"(\d\d\.\w+)"', source)
     }
-    assert asked == set(exercises.PREDICTIONS)
+    assert asked == set(registry.PREDICTIONS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,7 +263,7 @@ def test_slow_answer_is_stopped(eid, capsys, log):
 
 
 def test_the_course_version_handed_back_is_not_a_pass(capsys, log):
-    exercise = exercises.get("02.padding_mask")
+    exercise = registry.get("02.padding_mask")
     returned = checks.check(exercise.id, _stubs(exercise.id)[0])
     capsys.readouterr()
     assert returned is exercise.reference

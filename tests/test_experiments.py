@@ -1,11 +1,11 @@
-"""course_utils.experiments: each experiment written once, run by its lesson and by benchmarks/claims.py.
+"""course_utils.lessons: each experiment written once, run by its lesson and by benchmarks/claims.py.
 
-- a claim's ``uses`` are experiments of ``course_utils.experiments.lesson_NN`` that its lesson's notebook calls
+- a claim's ``uses`` are experiments of ``course_utils.lessons.lesson_NN.experiments`` that its lesson's notebook calls
   (read from the notebook's code cells; a control the lesson does not run is marked ``control=True``);
 - a claim's ``measure`` calls experiments only through ``run(fn, ...)``, and only those it declares;
 - ``builds`` are the functions the checkpoint CLI calls to write the shipped files;
 - ``benchmarks/claims.py`` is a runner: it trains, times and draws nothing itself;
-- the import rule of ``course_utils/experiments/__init__.py``;
+- the import rule of ``course_utils/lessons/claims.py``;
 - ``Claim`` refuses a malformed claim; ``Memo`` runs a call once and refuses undeclared functions.
 """
 
@@ -20,13 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from course_utils import experiments
-from course_utils.experiments import all_claims
-from course_utils.experiments._claim import Claim, Memo
+from course_utils.checking.claim import Claim, Memo
+from course_utils.lessons import claims
+from course_utils.lessons.claims import all_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "course_utils"
-EXPERIMENTS = PACKAGE / "experiments"
+LESSONS = PACKAGE / "lessons"
+EXPERIMENTS = sorted(LESSONS.glob("lesson_[0-9][0-9]/experiments.py"))
 NOTEBOOKS = ROOT / "notebooks"
 CLAIMS_SCRIPT = ROOT / "benchmarks" / "claims.py"
 CLAIMS = all_claims()
@@ -58,20 +59,20 @@ def called_names(lesson: str) -> set[str]:
         for node in ast.walk(ast.parse(_code(path))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 base = node.func.value
-                if isinstance(base, ast.Name) and experiments.LESSON_MODULE.match(base.id):
+                if isinstance(base, ast.Name) and claims.LESSON_MODULE.match(base.id):
                     calls.add(f"{base.id}.{node.func.attr}")
     return calls
 
 
 def _qualified(fn) -> str:
-    return f"{fn.__module__.rsplit('.', 1)[1]}.{fn.__name__}"
+    return f"{fn.__module__.split('.')[-2]}.{fn.__name__}"
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.name for c in CLAIMS])
 def test_claim_runs_what_its_lesson_runs(claim):
     calls = called_names(claim.lesson)
     for fn in claim.uses:
-        assert fn.__module__.startswith("course_utils.experiments.lesson_"), (claim.name, fn)
+        assert fn.__module__.startswith("course_utils.lessons.lesson_"), (claim.name, fn)
         if not claim.control:
             assert _qualified(fn) in calls, (
                 f"{claim.name} measures {fn.__name__}, which {claim.lesson}'s notebook never calls"
@@ -92,13 +93,13 @@ def test_called_names_reads_calls_only():
 
 
 def test_every_lesson_module_is_collected_and_claims_are_named_once():
-    files = sorted(p.stem for p in EXPERIMENTS.glob("lesson_*.py"))
-    assert [m.__name__.rsplit(".", 1)[1] for m in experiments.lesson_modules()] == files
+    files = sorted(p.parent.name for p in EXPERIMENTS)
+    assert [m.__name__.split(".")[-2] for m in claims.lesson_modules()] == files
     assert {"lesson_05", "lesson_06", "lesson_07", "lesson_08"} <= set(files)
     names = [c.name for c in CLAIMS]
     assert len(names) == len(set(names))
-    for module in experiments.lesson_modules():
-        lesson = module.__name__[-2:]
+    for module in claims.lesson_modules():
+        lesson = module.__name__.split(".")[-2][-2:]
         for claim in module.CLAIMS:
             assert claim.lesson in (lesson, "guide"), claim.name
             for fn in claim.uses:
@@ -171,7 +172,7 @@ def test_measure_calls_only_what_it_declares(claim):
 
 def test_measure_checker_catches_a_direct_call_and_an_undeclared_function(tmp_path, monkeypatch):
     source = """
-from course_utils.experiments._claim import Claim
+from course_utils.checking.claim import Claim
 from course_utils import heads
 
 
@@ -251,8 +252,10 @@ def test_claims_script_runs_no_experiment_of_its_own():
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             for module in modules:
-                if module.startswith("course_utils") and not module.startswith("course_utils.experiments"):
-                    problems.append(f"line {node.lineno}: imports {module} (claims come from course_utils.experiments)")
+                if module.startswith("course_utils") and not module.startswith(
+                    ("course_utils.lessons", "course_utils.checking.claim")
+                ):
+                    problems.append(f"line {node.lineno}: imports {module} (claims come from course_utils.lessons)")
                 if module.split(".")[0] in {"head_roles", "reversal", "attention", "retrieval", "benchmarks"}:
                     problems.append(f"line {node.lineno}: imports {module}")
     assert not problems, problems
@@ -282,19 +285,21 @@ def test_nothing_in_the_package_imports_experiments():
     offenders = [
         f"{path.relative_to(ROOT)}:{line} imports {module}"
         for path in PACKAGE.rglob("*.py")
-        if EXPERIMENTS not in path.parents
+        if path not in EXPERIMENTS and path != LESSONS / "claims.py"
         for module, line in _imported_modules(path)
-        if module == "course_utils.experiments" or module.startswith("course_utils.experiments.")
+        if module.endswith(".experiments")
+        or ".experiments." in module
+        or module.startswith("course_utils.lessons.claims")
     ]
     assert not offenders, offenders
 
 
-NOT_FOR_EXPERIMENTS = ("exercises", "checks", "grading", "hub_client")
+NOT_FOR_EXPERIMENTS = ("checks", "grading", "hub_client")
 
 
 def test_experiments_import_lesson_modules_only_and_never_each_other():
     offenders = []
-    for path in EXPERIMENTS.glob("*.py"):
+    for path in EXPERIMENTS:
         for module, line in _imported_modules(path):
             parts = module.split(".")
             if parts[0] == "benchmarks" or module.startswith("head_roles"):
@@ -303,14 +308,16 @@ def test_experiments_import_lesson_modules_only_and_never_each_other():
                 continue
             if parts[1] in NOT_FOR_EXPERIMENTS:
                 offenders.append(f"{path.name}:{line} imports {module}")
-            if parts[1] == "experiments" and len(parts) > 2 and experiments.LESSON_MODULE.match(parts[2]):
-                offenders.append(f"{path.name}:{line} imports another lesson's experiments ({module})")
+            if parts[1] == "checking" and ".".join(parts[:3]) != "course_utils.checking.claim" and len(parts) > 2:
+                offenders.append(f"{path.name}:{line} imports the checking engine ({module})")
+            if parts[1] == "lessons" and len(parts) > 2 and module != "course_utils.lessons.claims":
+                offenders.append(f"{path.name}:{line} imports a lesson's content ({module})")
     assert not offenders, offenders
 
 
 def test_the_import_rule_is_written_where_it_applies():
-    doc = experiments.__doc__
-    for words in ("nothing else in ``course_utils`` imports ``experiments``", "never imports another ``lesson_NN.py``"):
+    doc = claims.__doc__
+    for words in ("nothing else in ``course_utils`` imports ``experiments``", "never imports another lesson's"):
         assert words in doc
 
 

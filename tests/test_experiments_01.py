@@ -1,4 +1,4 @@
-"""Lesson 01's experiments (course_utils.experiments.lesson_01): deterministic, plug-in ready, and what its claims read.
+"""Lesson 01's experiments (course_utils.lessons.lesson_01.experiments): deterministic, plug-in ready, and what its claims read.
 
 The full claims over seeds 0-4 run in benchmarks/claims.py (``--only 01.``); here small sizes keep each test short.
 """
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from course_utils import numpy_attention
-from course_utils.experiments import lesson_01 as experiments
+from course_utils.lessons.lesson_01 import experiments as experiments
 
 SMALL = {"d_heads": (1, 16, 256), "n_queries": 300}
 

@@ -8,7 +8,7 @@ out of order; a kernel that dies; a check cell tagged skip-execution. Every row 
 from the cache, a changed notebook is re-run, and grades.html is read by a parser and opened in
 headless Chromium (skipped without /usr/bin/chromium).
 
-Real lessons (need the exercise engine, course_utils.exercises and checks.check): lesson 01
+Real lessons (need the exercise engine, course_utils.checking.registry and checks.check): lesson 01
 solved (tests/solved_lessons.py: all passed) and as shipped (its student edition: all not_attempted).
 Marked slow: every lesson solved and shipped, and lesson 01 broken in every way (a misconception, a
 None return, a crash, an endless loop, a deleted check, no kernel metadata, a first cell that raises,
@@ -343,7 +343,7 @@ def grading_words(status: str) -> str:
 
 def _engine():
     """Skip unless the exercise engine (registry + checks.check writing COURSE_CHECK_LOG) is installed."""
-    exercises = pytest.importorskip("course_utils.exercises")
+    exercises = pytest.importorskip("course_utils.checking.registry")
     from course_utils import checks
 
     if not hasattr(checks, "check"):

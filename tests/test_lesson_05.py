@@ -1,7 +1,7 @@
 """Lesson 05: its experiments run the student's plug-ins like the course's functions, and its checks close the holes.
 
 The exercise engine's generic tests (tests/test_exercises.py, tests/test_exercise_audit.py) cover every region; these
-add what is particular to lesson 05: the experiments of ``course_utils.experiments.lesson_05`` give the same result
+add what is particular to lesson 05: the experiments of ``course_utils.lessons.lesson_05.experiments`` give the same result
 with a correct student function plugged in as with the course's default, and answers that hand the work to a course
 helper (``heads.head_role_scores``, the experiments' own defaults) are refused.
 """
@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from course_utils import checks, heads
-from course_utils.exercises import lesson_05 as exercises_05
-from course_utils.experiments import lesson_05
+from course_utils.lessons.lesson_05 import exercises as exercises_05
+from course_utils.lessons.lesson_05 import experiments as lesson_05
 
 
 @pytest.fixture(scope="module")

@@ -13,18 +13,18 @@ import math
 import numpy as np
 import pytest
 
-from course_utils import efficient, exercises
-from course_utils.exercises import engine
-from course_utils.exercises.predictions import judge_prediction
+from course_utils import efficient
+from course_utils.checking import engine, registry
+from course_utils.checking.predictions import judge_prediction
 
 
 def _judge(eid, answer):
     with engine.as_in_a_fresh_kernel():
-        return engine.judge(exercises.get(eid), answer)
+        return engine.judge(registry.get(eid), answer)
 
 
 def _prediction(pid):
-    from course_utils.exercises import lesson_06
+    from course_utils.lessons.lesson_06 import exercises as lesson_06
 
     return next(p for p in lesson_06.PREDICTIONS if p.id == pid)
 
@@ -83,7 +83,7 @@ def test_tiled_attention_through_a_course_helper_is_refused(answer):
 
 
 def test_tiled_attention_without_the_final_division_is_named():
-    from course_utils.exercises.lesson_06 import flash_step
+    from course_utils.lessons.lesson_06.exercises import flash_step
 
     def tiled_attention(q, k, v, block):
         out = np.zeros((len(q), v.shape[1]))
@@ -100,7 +100,7 @@ def test_tiled_attention_without_the_final_division_is_named():
 
 
 def test_causal_tiled_pass_with_whole_diagonal_tiles_is_named():
-    from course_utils.exercises.lesson_06 import flash_step
+    from course_utils.lessons.lesson_06.exercises import flash_step
 
     def causal_tiled_attention(q, k, v, block):
         out = np.zeros((len(q), v.shape[1]))
@@ -196,7 +196,7 @@ def test_predictions(pid, value, status):
 
 
 def test_causal_tiled_pass_that_hides_the_diagonal_is_named():
-    from course_utils.exercises.lesson_06 import flash_step
+    from course_utils.lessons.lesson_06.exercises import flash_step
 
     def causal_tiled_attention(q, k, v, block):
         n = len(q)

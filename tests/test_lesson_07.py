@@ -14,9 +14,9 @@ import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from course_utils import data
-from course_utils.exercises import engine
-from course_utils.exercises import lesson_07 as L
-from course_utils.experiments import lesson_07 as E
+from course_utils.checking import engine
+from course_utils.lessons.lesson_07 import exercises as L
+from course_utils.lessons.lesson_07 import experiments as E
 from course_utils.reversal import decoding, rnn, training
 
 

@@ -13,8 +13,8 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import checks, data
-from course_utils.exercises import lesson_08
-from course_utils.experiments import lesson_08 as experiments
+from course_utils.lessons.lesson_08 import exercises as lesson_08
+from course_utils.lessons.lesson_08 import experiments as experiments
 from course_utils.reversal import checkpoints, transformer
 
 

@@ -46,7 +46,8 @@ def test_importing_the_course_modules_does_not_load_matplotlib():
     code = (
         "import sys\n"
         "from course_utils import attention, bugs, checks, diagrams, env, masks, numpy_attention, plotting, retrieval\n"
-        "from course_utils.experiments import lesson_01, lesson_04\n"
+        "from course_utils.lessons.lesson_01 import experiments as lesson_01\n"
+        "from course_utils.lessons.lesson_04 import experiments as lesson_04\n"
         "print('matplotlib' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

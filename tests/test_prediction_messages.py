@@ -13,14 +13,14 @@ from fractions import Fraction
 
 import pytest
 
-from course_utils import checks, exercises
-from course_utils.exercises import tries
-from course_utils.exercises.prediction_leaks import leaks, wrong_values
-from course_utils.exercises.predictions import judge_prediction
+from course_utils import checks
+from course_utils.checking import registry, tries
+from course_utils.checking.prediction_leaks import leaks, wrong_values
+from course_utils.checking.predictions import judge_prediction
 
 
 def _all_predictions():
-    return list(exercises.PREDICTIONS.values())
+    return list(registry.PREDICTIONS.values())
 
 
 @pytest.mark.parametrize("prediction", _all_predictions(), ids=lambda p: p.id)
@@ -37,7 +37,7 @@ def test_no_wrong_message_gives_the_answer_away(prediction):
 
 
 def test_the_leak_finder_finds_values_ratios_and_distances():
-    p = exercises.Prediction("99.var", "Var?", "number", 16, rtol=0.1)
+    p = registry.Prediction("99.var", "Var?", "number", 16, rtol=0.1)
     assert leaks(p, 4, "❌ 4 is the standard deviation; the variance is its square, 16.")
     assert leaks(p, 4, "❌ 4 is the standard deviation; the variance is its square, √256.")
     assert leaks(p, 4, "❌ 4 is the standard deviation: 4² is the variance.")
@@ -48,9 +48,9 @@ def test_the_leak_finder_finds_values_ratios_and_distances():
     assert leaks(p, 64, "❌ Far too high: about 4 times the answer.")
     assert leaks(p, 1, "❌ 1 is a ratio: 1/16 of it.")
     assert leaks(p, 4, "❌ 4 is the standard deviation, not the variance: how do variances add up?") == []
-    shape = exercises.Prediction("99.shape", "?", "shape", (2, 4, 5))
+    shape = registry.Prediction("99.shape", "?", "shape", (2, 4, 5))
     assert leaks(shape, (2, 6, 5), "❌ Not quite: the answer is (2, 4, 5).")
-    choice = exercises.Prediction("99.c", "?", "choice", "nan", choices=("nan", "inf"))
+    choice = registry.Prediction("99.c", "?", "choice", "nan", choices=("nan", "inf"))
     assert leaks(choice, "inf", "❌ 'inf' is exp(1000); inf / inf is 'nan'.")
 
 
@@ -97,8 +97,8 @@ def test_another_cell_run_between_two_tries_counts_as_the_reveal(monkeypatch, ca
 
 
 def test_a_wrong_number_is_too_high_or_low_only_when_its_magnitude_is_the_point():
-    plain = exercises.Prediction("99.n", "?", "number", 64, rtol=0.1, rethink="how variances of sums add up")
-    loud = exercises.Prediction("99.m", "?", "number", 64, rtol=0.1, magnitude=True, rethink="the growth")
+    plain = registry.Prediction("99.n", "?", "number", 64, rtol=0.1, rethink="how variances of sums add up")
+    loud = registry.Prediction("99.m", "?", "number", 64, rtol=0.1, magnitude=True, rethink="the growth")
     assert judge_prediction(plain, 6400).message == (
         "❌ Not quite. Think again about how variances of sums add up, then run the next cell and see."
     )

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from course_utils import attention, numpy_attention
-from course_utils.exercises import lesson_03
+from course_utils.lessons.lesson_03 import exercises as lesson_03
 
 # The output seed 003 prints for np.random.seed(0) and np.random.rand inputs and weights (4 tokens, 8 features).
 TUTORIAL_OUTPUT = np.array(

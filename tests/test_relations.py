@@ -1,7 +1,7 @@
 """Mistakes named by what the answer does (issue 26 §2): relations to the right output, mutations of the reference.
 
 Every answer below is a mistake no catalogue entry was written for in that exercise; each test fails without
-the relation engine (``course_utils/exercises/relations.py``) or the mutations (``mutations.py``).
+the relation engine (``course_utils/checking/relations.py``) or the mutations (``mutations.py``).
 """
 
 from __future__ import annotations
@@ -11,17 +11,16 @@ import math
 import numpy as np
 import pytest
 
-from course_utils import exercises
-from course_utils.exercises import engine, mutations, relations
-from course_utils.exercises.relations import Triple, explain, findings
+from course_utils.checking import engine, mutations, registry, relations
+from course_utils.checking.relations import Triple, explain, findings
 
 
 def _judge(exercise_id, answer):
-    return engine.judge(exercises.get(exercise_id), answer)
+    return engine.judge(registry.get(exercise_id), answer)
 
 
 def _keys(exercise_id, args, expected, got, **kw):
-    return [f.key for f in findings(exercises.get(exercise_id), args, expected, got, **kw)]
+    return [f.key for f in findings(registry.get(exercise_id), args, expected, got, **kw)]
 
 
 # ---- one case: what the output is, relative to the right one ----------------------------------------------------
@@ -38,7 +37,7 @@ def test_a_factor_is_named_by_the_size_it_comes_from():
 
 def test_transposed_permuted_and_shifted_outputs():
     x = np.random.default_rng(0).standard_normal((2, 3, 4))
-    ex = exercises.get("01.softmax_along")
+    ex = registry.get("01.softmax_along")
     assert "transposed" in [f.key for f in findings(ex, (x,), x, x.swapaxes(-1, -2))]
     assert "permuted:(1, 0, 2)" in [f.key for f in findings(ex, (x,), x, x.transpose(1, 0, 2))]
     shifted = np.roll(x, 1, axis=-1)
@@ -56,16 +55,16 @@ def test_weights_with_the_scores_scaled_by_a_size_before_the_softmax():
 
     right = softmax(scores / math.sqrt(6))
     got = softmax(scores)  # the scale left out: the right scores times √6
-    found = findings(exercises.get("00.dot_scores"), (q, k), right, got)
+    found = findings(registry.get("00.dot_scores"), (q, k), right, got)
     named = [f for f in found if f.key == "temperature:√(q.shape[-1])"]
     assert named and named[0].misconception == "no_scaling"
     other_axis = np.exp(scores) / np.exp(scores).sum(0, keepdims=True)
-    found = findings(exercises.get("00.dot_scores"), (q, k), right, other_axis)  # normalised down the columns
+    found = findings(registry.get("00.dot_scores"), (q, k), right, other_axis)  # normalised down the columns
     assert [f.misconception for f in found if f.key == "normalised_other_axis"] == ["softmax_wrong_axis"]
 
 
 def test_masks_inverted_shifted_and_filled():
-    ex = exercises.get("02.causal_mask")
+    ex = registry.get("02.causal_mask")
     right = np.tril(np.ones((5, 5), dtype=bool))
     assert "inverted" in [f.key for f in findings(ex, (5,), right, ~right)]
     assert "diagonal:-1" in [f.key for f in findings(ex, (5,), right, np.tril(right, -1))]
@@ -76,7 +75,7 @@ def test_masks_inverted_shifted_and_filled():
 
 
 def test_a_term_a_bias_and_an_earlier_step():
-    ex = exercises.get("00.dot_scores")
+    ex = registry.get("00.dot_scores")
     rng = np.random.default_rng(2)
     x, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
     right = x @ b + x
@@ -89,7 +88,7 @@ def test_a_term_a_bias_and_an_earlier_step():
 
 
 def test_named_only_when_the_same_relation_explains_every_failing_case():
-    ex = exercises.get("00.dot_scores")
+    ex = registry.get("00.dot_scores")
     q1, k1, q2, k2 = np.ones((3, 5)), np.ones((4, 5)), np.ones((6, 7)), np.ones((2, 7))
     r1, r2 = np.arange(1.0, 13).reshape(3, 4), np.arange(1.0, 13).reshape(6, 2)
     both = explain(ex, [Triple("case 1", (q1, k1), r1, r1 / math.sqrt(5)), Triple("case 2", (q2, k2), r2, r2 / 7**0.5)])
@@ -205,7 +204,7 @@ KNOWN_COINCIDENCES = {
 def coincidences() -> set:
     """Every case (of an exercise called without a driver) whose whole-number arguments coincide or are 2."""
     found = set()
-    for exercise in exercises.EXERCISES.values():
+    for exercise in registry.EXERCISES.values():
         if exercise.driver is not None:
             continue  # a driver's case arguments are not the answer's: their names are unknown here
         for args in engine.prepare(exercise).cases:
@@ -230,7 +229,7 @@ def test_coinciding_sizes_lists_equal_whole_numbers_and_twos():
 
 def test_the_first_hint_after_a_relation_points_at_the_step_not_at_the_first_entry(capsys):
     from course_utils import checks
-    from course_utils.exercises import hints
+    from course_utils.checking import hints
 
     hints.forget()
 
@@ -247,7 +246,7 @@ def test_the_first_hint_after_a_relation_points_at_the_step_not_at_the_first_ent
 
 def test_the_right_slices_in_another_order_and_a_mask_left_out():
     x = np.random.default_rng(4).standard_normal((3, 5))
-    ex = exercises.get("01.softmax_along")
+    ex = registry.get("01.softmax_along")
     assert "reordered:-1" in [f.key for f in findings(ex, (x,), x, x[:, ::-1])]
     assert "reordered:-1" in [f.key for f in findings(ex, (x,), x, x[:, [1, 0, 2, 3, 4]])]
 
@@ -264,7 +263,7 @@ def test_an_answer_of_zeros_is_related_to_nothing():
 
 
 def test_one_number_is_never_named_just_a_constant_times_the_right_one():
-    ex = exercises.get("01.score_scale")
+    ex = registry.get("01.score_scale")
     args = (16, 1.0)
     assert "factor" not in _keys("01.score_scale", args, 4.0, 3.0)  # 0.75 times: true of any two numbers
     assert "factor:1/d_head" in [f.key for f in findings(ex, args, 4.0, 0.25)]  # a size in scope still says something
@@ -283,7 +282,7 @@ def test_a_nan_never_matches_a_mutant_that_makes_nans():
 def test_transposed_output_is_said_in_words_without_the_scores_entry_of_the_catalogue():
     x = np.random.default_rng(5).standard_normal((2, 3, 4))
     found = [
-        f for f in findings(exercises.get("01.softmax_along"), (x,), x, x.swapaxes(-1, -2)) if f.key == "transposed"
+        f for f in findings(registry.get("01.softmax_along"), (x,), x, x.swapaxes(-1, -2)) if f.key == "transposed"
     ]
     assert found and found[0].misconception is None
 

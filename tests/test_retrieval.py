@@ -1,4 +1,4 @@
-"""Lesson 04's retrieval task (course_utils.retrieval) and its experiment (course_utils.experiments.lesson_04)."""
+"""Lesson 04's retrieval task (course_utils.retrieval) and its experiment (course_utils.lessons.lesson_04.experiments)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_train_calls_the_step_on_fresh_batches_of_the_seed():
 
 @pytest.fixture(scope="module")
 def run0():
-    from course_utils.experiments import lesson_04
+    from course_utils.lessons.lesson_04 import experiments as lesson_04
 
     return lesson_04.train_retriever(0)  # about 2 s on one thread
 
@@ -87,13 +87,13 @@ def test_the_lessons_run_holds_its_thresholds(run0):
     assert m["before"] < 0.2 and m["after"] > 0.9 and m["last_loss"] < 0.2 * m["first_loss"]
     assert m["dominance_before"] < 1 < 5 < m["dominance_after"] and m["growth"] > 15
     assert len(run0.losses) == retrieval.STEPS and json.loads(json.dumps(m)) == m
-    from course_utils.experiments import lesson_04
+    from course_utils.lessons.lesson_04 import experiments as lesson_04
 
     assert all(claim.holds(m) for claim in lesson_04.CLAIMS)
 
 
 def test_the_experiment_starts_from_the_untrained_model_and_is_deterministic(run0):
-    from course_utils.experiments import lesson_04
+    from course_utils.lessons.lesson_04 import experiments as lesson_04
 
     untrained, test_batch = lesson_04.untrained_retriever(0)
     assert torch.equal(lesson_04.qk_product(untrained), run0.qk_before)

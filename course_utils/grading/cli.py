@@ -75,7 +75,7 @@ def grade(
     ----------
     root : folder of student folders
     registry : dict lesson -> list of exercises (ids, ``(id, title)`` or objects with ``.id``);
-        default: :func:`~course_utils.grading.records.load_registry` (``course_utils.exercises``)
+        default: :func:`~course_utils.grading.records.load_registry` (``course_utils.checking.registry``)
     cell_timeout, notebook_timeout : seconds, per cell and per notebook
     use_cache : reuse the (signed) results of notebooks graded before with the same content and settings
     progress : show a progress bar over notebooks (tqdm, on stderr)

@@ -117,13 +117,13 @@ class GradeRun:
 
 
 def load_registry() -> dict:
-    """Lesson -> ordered list of :class:`Exercise`, from ``course_utils.exercises.EXERCISES``."""
+    """Lesson -> ordered list of :class:`Exercise`, from ``course_utils.checking.registry.EXERCISES``."""
     try:
-        from course_utils import exercises
+        from course_utils.checking import registry as exercise_registry
     except ImportError as exc:
-        raise RuntimeError(f"course_utils.exercises (the exercise registry) cannot be imported: {exc}") from exc
+        raise RuntimeError(f"course_utils.checking.registry (the exercise registry) cannot be imported: {exc}") from exc
     registry: dict = {}
-    for exercise in exercises.EXERCISES.values():
+    for exercise in exercise_registry.EXERCISES.values():
         registry.setdefault(exercise.lesson, []).append(Exercise(exercise.id, getattr(exercise, "title", "")))
     return registry
 

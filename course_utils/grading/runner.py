@@ -50,7 +50,7 @@ SKIP_TAG = "skip-execution"  # nbclient does not run a cell with this tag
 MAX_PRINTED = 2000  # verdict-like printed lines handed back, all cells together
 PROBE_MODULES = {
     "course_utils.checks": ("check", "predict"),
-    "course_utils.exercises.log": ("write", "build"),
+    "course_utils.checking.log": ("write", "build"),
 }
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CELL_LINE = re.compile(r"^\s*(?:-+>|\x1b\[[0-9;]*m-+>)?\s*(\d+)\b")

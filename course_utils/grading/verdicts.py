@@ -103,7 +103,7 @@ def probe_flags(probe, course: Path) -> list:
     package = course / "course_utils"
     for module, path in (
         ("course_utils.checks", package / "checks.py"),
-        ("course_utils.exercises.log", package / "exercises" / "log.py"),
+        ("course_utils.checking.log", package / "checking" / "log.py"),
     ):
         entry = probe.get(module)
         if not isinstance(entry, dict):
@@ -124,12 +124,12 @@ def probe_flags(probe, course: Path) -> list:
 def verdict_icons() -> dict:
     """The symbol each check status prints first (``"✅"`` -> ``"passed"``), from the exercise engine; {} without it."""
     try:
-        from course_utils import exercises
+        from course_utils.checking import registry
     except Exception:  # the engine cannot load here: the printed verdicts are not compared
         return {}
     icons = {}
     for status in LOG_STATUSES:
-        icon = getattr(exercises.STATUSES.get(status), "icon", None)
+        icon = getattr(registry.STATUSES.get(status), "icon", None)
         if isinstance(icon, str) and icon and icon not in icons:
             icons[icon] = status
     return icons

@@ -3,7 +3,7 @@
 Inputs, all data (nothing here runs a notebook):
 
 - the course file (:mod:`course_utils.marks.course`);
-- the lessons' exercises and predictions (:func:`course_registry`, from ``course_utils.exercises``);
+- the lessons' exercises and predictions (:func:`course_registry`, from ``course_utils.checking.registry``);
 - ``grades.csv`` of ``make grade`` (:func:`read_grades`): an exercise whose check ``passed`` earns its points;
 - the students' prediction records (:func:`read_records`, ``records.jsonl`` of ``python -m course_utils.marks
   collect``): a prediction ``right`` at the first try earns its points. The first try is the record the kernel
@@ -85,13 +85,13 @@ class Marks:
 
 
 def course_registry(lessons) -> dict:
-    """Lesson -> (exercise ids, prediction ids), from ``course_utils.exercises`` (imports the lesson modules)."""
-    from course_utils import exercises
+    """Lesson -> (exercise ids, prediction ids), from ``course_utils.checking.registry`` (imports the lesson modules)."""
+    from course_utils.checking import registry
 
     return {
         lesson: (
-            [exercise.id for exercise in exercises.for_lesson(lesson)],
-            [prediction.id for prediction in exercises.predictions_for_lesson(lesson)],
+            [exercise.id for exercise in registry.for_lesson(lesson)],
+            [prediction.id for prediction in registry.predictions_for_lesson(lesson)],
         )
         for lesson in lessons
     }

@@ -83,15 +83,14 @@ written by :func:`write_registry`; ``hub/tests/test_class_report_parts.py`` fail
 
 
 def registry_data() -> dict:
-    """The course's registered ids, from ``course_utils.exercises`` (needs the course's packages), as JSON data."""
-    from course_utils import exercises
-    from course_utils.exercises import misconceptions
+    """The course's registered ids, from ``course_utils.checking.registry`` (needs the course's packages), as JSON data."""
+    from course_utils.checking import misconceptions, registry
 
     data: dict = {"exercises": {}, "predictions": {}, "known_wrong": {}, "misconceptions": []}
-    for lesson in exercises.lessons():
-        data["exercises"][lesson] = [e.id for e in exercises.for_lesson(lesson)]
-        data["predictions"][lesson] = [p.id for p in exercises.predictions_for_lesson(lesson)]
-        for prediction in exercises.predictions_for_lesson(lesson):
+    for lesson in registry.lessons():
+        data["exercises"][lesson] = [e.id for e in registry.for_lesson(lesson)]
+        data["predictions"][lesson] = [p.id for p in registry.predictions_for_lesson(lesson)]
+        for prediction in registry.predictions_for_lesson(lesson):
             data["known_wrong"][prediction.id] = sorted({k.id for k in prediction.known_wrong if k.id})
     data["misconceptions"] = sorted(misconceptions.MISCONCEPTIONS)
     return data
@@ -114,7 +113,7 @@ def _registry(data: dict) -> Registry:
 
 @functools.cache
 def course_registry() -> Registry | None:
-    """The course's registry: from ``course_utils.exercises`` where it imports, else from ``registry.json`` (a hub
+    """The course's registry: from ``course_utils.checking.registry`` where it imports, else from ``registry.json`` (a hub
     image without the course's packages); None only where neither is there."""
     try:
         return _registry(registry_data())

@@ -1,0 +1,57 @@
+"""The checking engine: how an exercise's answer and a prediction are judged. No lesson content lives here.
+
+Lessons never import this package: they call :mod:`course_utils.checks`. The lessons' content (each lesson's
+exercises, predictions and experiments) is :mod:`course_utils.lessons`. The map:
+
+- ``model.py``: the types an author writes: :class:`~course_utils.checking.model.Exercise`,
+  :class:`~course_utils.checking.model.Prediction`, :class:`~course_utils.checking.model.Misconception`,
+  :class:`~course_utils.checking.model.Case`, :class:`~course_utils.checking.model.KnownWrong`, ``STATUSES``
+  (data only); ``claim.py``: :class:`~course_utils.checking.claim.Claim` and ``Memo`` (the claims runner's cache).
+- ``registry.py``: every exercise and prediction by id (``registry.get("02.padding_mask")``), loaded lazily from
+  ``course_utils/lessons/lesson_NN/exercises.py`` by the id's prefix.
+- ``misconceptions.py``: the catalogue of known mistakes, shared by every lesson (data only).
+- ``patches.py``: how the course's primitives behave under a misconception.
+- ``engine.py`` (the verdict), ``runner.py`` (time limit, state, what an answer called), ``compare.py``,
+  ``predictions.py`` (a prediction's verdict), ``tries.py`` (the first try counts, until the reveal),
+  ``prediction_leaks.py`` (a wrong message must not give the answer away), ``hints.py``, ``log.py`` (the check log
+  and its sinks).
+- ``relations.py``, ``mutations.py``, ``traces.py``: a mistake named by how the answer's output relates to the
+  right one, by the reference with one step varied, by where a NaN first appears.
+- What an answer is and does besides its values, each called from ``engine.judge``: ``contract.py``,
+  ``touches.py``, ``integrity.py``, ``crash_site.py``, ``extra_checks.py``, ``gradients.py``, ``constraints.py``.
+- ``cases.py``: tools for lesson authors (distinct sizes, large scores, padding, counting drivers).
+- ``audit.py``: ``python -m course_utils.checking.audit [--markdown]``, the per-exercise checker audit.
+
+Import rules (``tests/test_exercise_imports.py`` enforces them): a lesson's ``exercises.py`` imports ``model``,
+``cases``, course modules and earlier lessons' public names, never the engine; the engine never imports a lesson
+module (the registry loads them by name and hands the exercise over); no module imports another's private names;
+there are no import cycles. Importing this package imports nothing.
+"""
+
+__all__ = [
+    "audit",
+    "cases",
+    "claim",
+    "compare",
+    "constraints",
+    "contract",
+    "crash_site",
+    "engine",
+    "extra_checks",
+    "gradients",
+    "hints",
+    "integrity",
+    "log",
+    "misconceptions",
+    "model",
+    "mutations",
+    "patches",
+    "prediction_leaks",
+    "predictions",
+    "registry",
+    "relations",
+    "runner",
+    "touches",
+    "traces",
+    "tries",
+]  # its modules (importing the package imports none of them)
