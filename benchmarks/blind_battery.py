@@ -103,7 +103,7 @@ def _last_record(path: Path) -> dict | None:
 def run_exercise_case(case: dict, log: Path) -> dict:
     """The checker's verdict on one exercise case: outcome, misconception, relation, detail."""
     from course_utils import checks
-    from course_utils.checking import engine, registry
+    from course_utils.checking import handed_back, registry
     from course_utils.checking import misconceptions as catalogue
 
     exercise = registry.get(case["exercise"])
@@ -117,7 +117,7 @@ def run_exercise_case(case: dict, log: Path) -> dict:
     if answer is None:
         return {"outcome": "crashed", "detail": f"the source defines no {exercise.function}"}
     log.write_text("", encoding="utf-8")
-    with engine.as_in_a_fresh_kernel(), contextlib.redirect_stdout(io.StringIO()):
+    with handed_back.as_in_a_fresh_kernel(), contextlib.redirect_stdout(io.StringIO()):
         try:
             checks.check(exercise.id, answer)
         except BaseException as exc:  # the check itself must never raise; say so if it does

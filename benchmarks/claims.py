@@ -12,7 +12,7 @@ Usage (from the repository root)::
 
 This file is the runner only. The claims and the experiments they measure live in the package,
 ``course_utils/lessons/lesson_NN/experiments.py`` (``CLAIMS``), next to the functions the lessons themselves call, so a
-claim "held on 5 of 5 seeds" certifies the experiment the lesson calls (``tests/test_experiments.py`` checks it).
+claim "held on 5 of 5 seeds" certifies the experiment the lesson calls (``tests/lessons/test_experiments.py`` checks it).
 It is not always the lesson's own stored run: seed 0 is that run for lessons 01-06 and 08, but lesson 07 trains its
 attention model with the student's (or the instructor edition's) own module, which rounds differently from the
 course's and ends as a model of the same quality, not the same model.

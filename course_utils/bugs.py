@@ -11,7 +11,7 @@ cell (that code is most of the right answer, and the student edition would give 
 The markdown next to the call shows the one line that differs, as inline code. Each name is defined once:
 
 - in the lesson module (``course_utils/lessons/lesson_NN/exercises.py``) when an exercise uses it (a ``buggy=``
-  version or a variant), and listed here as ``"name": ("lesson_NN", "attribute")``; or
+  version or a variant), and listed here as ``"name": ("lesson_NN.module", "attribute")``; or
 - derived, as the check derives it: an exercise's reference run under a catalogue misconception's patch,
   listed here as ``"name": ("NN.exercise", "misconception_id")`` (what ``checks.buggy(exercise, id)`` gives).
 
@@ -44,19 +44,19 @@ from __future__ import annotations
 import importlib
 
 ZOO: dict[str, tuple[str, str]] = {
-    "dot_scores_transposed": ("lesson_00", "dot_scores_transposed"),
+    "dot_scores_transposed": ("lesson_00.exercises", "dot_scores_transposed"),
     "softmax_along_no_max_shift": ("01.softmax_along", "softmax_no_max_shift"),
     "softmax_along_wrong_axis": ("01.softmax_along", "softmax_wrong_axis"),
-    "softmax_global_max": ("lesson_01", "softmax_global_max"),
-    "masked_softmax_fill_1e9": ("lesson_02", "masked_softmax_fill_1e9"),
-    "masked_softmax_fill_inf": ("lesson_02", "masked_softmax_fill_inf"),
-    "attention_with_fill": ("lesson_02", "attention_with_fill"),
-    "forward_keys_split_with_query_length": ("lesson_04", "forward_keys_split_with_query_length"),
-    "forward_inferred_batch": ("lesson_04", "forward_inferred_batch"),
-    "forward_softmax_wrong_axis": ("lesson_04", "forward_softmax_wrong_axis"),
-    "softmax_backward_diagonal_only": ("lesson_04", "softmax_backward_diagonal_only"),
+    "softmax_global_max": ("lesson_01.core", "softmax_global_max"),
+    "masked_softmax_fill_1e9": ("lesson_02.exercises", "masked_softmax_fill_1e9"),
+    "masked_softmax_fill_inf": ("lesson_02.exercises", "masked_softmax_fill_inf"),
+    "attention_with_fill": ("lesson_02.exercises", "attention_with_fill"),
+    "forward_keys_split_with_query_length": ("lesson_04.module", "forward_keys_split_with_query_length"),
+    "forward_inferred_batch": ("lesson_04.module", "forward_inferred_batch"),
+    "forward_softmax_wrong_axis": ("lesson_04.module", "forward_softmax_wrong_axis"),
+    "softmax_backward_diagonal_only": ("lesson_04.parity", "softmax_backward_diagonal_only"),
 }
-"""Public name -> ``("lesson_NN", attribute)`` or ``("NN.exercise", misconception_id)``."""
+"""Public name -> ``("lesson_NN.module", attribute)`` or ``("NN.exercise", misconception_id)``."""
 
 __all__ = sorted(ZOO)
 
@@ -66,7 +66,7 @@ _loaded: dict = {}
 def _load(name: str):
     where, what = ZOO[name]
     if where.startswith("lesson_"):
-        return getattr(importlib.import_module(f"course_utils.lessons.{where}.exercises"), what)
+        return getattr(importlib.import_module(f"course_utils.lessons.{where}"), what)
     from course_utils.checking import misconceptions, patches, registry
 
     reference = registry.get(where).reference

@@ -24,7 +24,7 @@ and hints live in :mod:`course_utils.checking.registry`; the check cell shows no
 
 from __future__ import annotations
 
-from course_utils.checking import engine, patches, registry, runner, tries
+from course_utils.checking import engine, handed_back, naming, patches, registry, time_limits, tries
 from course_utils.checking import hints as hint_book
 from course_utils.checking import log as check_log
 from course_utils.checking import misconceptions as catalogue
@@ -108,7 +108,7 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
     >>> dot_scores = check("00.dot_scores", dot_scores)
     ✅ dot_scores: all 3 cases passed.
     """
-    notice = runner.stopped_notice(exercise_id) if isinstance(exercise_id, str) else None
+    notice = time_limits.stopped_notice(exercise_id) if isinstance(exercise_id, str) else None
     if notice:  # the check's guard ended the last kernel on this exercise: say why, once
         print(notice, flush=True)
     exercise, verdict = _run(exercise_id, fn, time_limit, demonstration=False)
@@ -119,7 +119,7 @@ def check(exercise_id, fn, *, strict: bool = False, time_limit: float | None = N
         line += f" The lesson goes on with the course's version of {exercise.function}."
     print(line)
     returned = fn if verdict.status == "passed" else exercise.reference
-    engine.remember_check(exercise.id, verdict.status, returned)
+    handed_back.remember_check(exercise.id, verdict.status, returned)
     hint_book.remember_verdict(exercise.id, verdict.status, verdict.misconception, verdict.detail)
     fields = {"relation": verdict.relation} if getattr(verdict, "relation", None) else {}
     check_log.write(
@@ -168,7 +168,7 @@ def report(*exercise_ids, subject: str = "This model") -> dict:
     found = {}
     for exercise_id in exercise_ids:
         exercise = registry.get(exercise_id)
-        found[exercise.id] = (exercise, engine.last_status(exercise.id))
+        found[exercise.id] = (exercise, handed_back.last_status(exercise.id))
     yours = [f"your {ex.noun}" for ex, status in found.values() if status == "passed"]
     course = []
     for ex, status in found.values():
@@ -213,7 +213,7 @@ def buggy(exercise_id, misconception_id):
         raise TypeError(
             f"misconception_id must be a string like 'softmax_wrong_axis' but is {type_name(misconception_id)}"
         )
-    fits = engine.fitting_misconceptions(exercise)
+    fits = naming.fitting_misconceptions(exercise)
     for fit in fits:
         if misconception_id == fit.id or misconception_id in fit.same_as:
             if misconception_id == fit.id:

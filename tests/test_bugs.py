@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from course_utils import bugs, checks
-from course_utils.checking import engine, registry
+from course_utils.checking import naming, registry
 
 
 @pytest.mark.parametrize("name", bugs.__all__)
@@ -22,7 +22,7 @@ def test_every_bug_loads_by_its_public_name(name):
     assert callable(function)
     where, what = bugs.ZOO[name]
     if not where.startswith("lesson_"):
-        fits = engine.fitting_misconceptions(registry.get(where))
+        fits = naming.fitting_misconceptions(registry.get(where))
         assert what in {f.id for f in fits} | {m for f in fits for m in f.same_as}  # the check names this bug
 
 

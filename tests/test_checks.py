@@ -1,8 +1,8 @@
 """The exercise engine's behaviour on awkward and hostile answers, messages, the check log, and the assertions.
 
-tests/test_exercises.py drives every lesson's exercise; this file pins down the engine itself, mostly on one
+tests/lessons/test_exercises.py drives every lesson's exercise; this file pins down the engine itself, mostly on one
 exercise ("00.dot_scores": q (3, 2) x k (4, 2), q (2, 3) x k (5, 3), q (1, 4) x k (6, 4)), and the comparer.
-Hints and predictions are tests/test_checks_feedback.py.
+Hints and predictions are tests/checking/test_checks_feedback.py.
 """
 
 import json
@@ -59,10 +59,10 @@ def test_a_misconception_is_named_with_its_section(capsys):
 
 
 def test_a_mistake_on_one_axis_only_is_named_by_the_step_it_varies(capsys):
-    from course_utils.lessons.lesson_01 import exercises as lesson_01
+    from course_utils.lessons.lesson_01 import core
 
     def softmax_along(x, axis=-1):  # right everywhere except down the columns, where it uses the rows
-        return lesson_01.softmax_along_shifted(x, -1 if axis == 0 else axis)
+        return core.softmax_along_shifted(x, -1 if axis == 0 else axis)
 
     checks.check("01.softmax_along", softmax_along)
     out = capsys.readouterr().out
@@ -74,10 +74,10 @@ def test_a_mistake_on_one_axis_only_is_named_by_the_step_it_varies(capsys):
 
 
 def test_one_of_two_outputs_matching_a_misconception_is_named_on_that_output(capsys):
-    from course_utils.lessons.lesson_08 import exercises as lesson_08
+    from course_utils.lessons.lesson_08 import layers
 
     def my_decoder_masks(src_lengths, src_len, tgt_len):
-        self_mask, cross_mask = lesson_08.decoder_masks_tril(src_lengths, src_len, tgt_len)
+        self_mask, cross_mask = layers.decoder_masks_tril(src_lengths, src_len, tgt_len)
         return ~self_mask, cross_mask  # only the causal mask inverted
 
     checks.check("08.my_decoder_masks", my_decoder_masks)
@@ -87,9 +87,9 @@ def test_one_of_two_outputs_matching_a_misconception_is_named_on_that_output(cap
 
 
 def test_the_convention_message_says_which_api_wants_which(capsys):
-    from course_utils.lessons.lesson_04 import exercises as lesson_04
+    from course_utils.lessons.lesson_04 import parity
 
-    checks.check("04.torch_cross_attend", lesson_04.nn_mha_mask_not_flipped)
+    checks.check("04.torch_cross_attend", parity.nn_mha_mask_not_flipped)
     out = capsys.readouterr().out
     assert "nn.MultiheadAttention's key_padding_mask and attn_mask mean True = ignore" in out
     assert "F.scaled_dot_product_attention's True = may attend" in out
@@ -279,8 +279,8 @@ def dot_scores(q, k):
 
 
 def test_an_answer_that_cannot_be_stopped_says_to_restart_the_kernel():
-    script = "from course_utils import checks\nfrom course_utils.checking import runner\n"
-    script += "runner.STUCK_AFTER_STOPS = 3\n" + NESTED_CATCHES
+    script = "from course_utils import checks\nfrom course_utils.checking import time_limits\n"
+    script += "time_limits.STUCK_AFTER_STOPS = 3\n" + NESTED_CATCHES
     script += "checks.check('00.dot_scores', dot_scores, time_limit=0.2)\n"
     proc = subprocess.Popen(
         [sys.executable, "-u", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -446,14 +446,14 @@ def test_sys_exit_builtins_and_generators_are_answers_too(capsys):
 
 
 def test_mutating_the_input_is_named_and_cannot_spoil_later_cases(capsys):
-    from course_utils.checking import engine
+    from course_utils.checking import preparing
 
     def dot_scores(q, k):
         result = q @ k.T
         q[:] = 0
         return result
 
-    case = engine.prepare(registry.get("00.dot_scores")).cases[0]
+    case = preparing.prepare(registry.get("00.dot_scores")).cases[0]
     before = [a.copy() for a in case]
     out = run(dot_scores, capsys)
     # the lesson's own q would be zeros now: refused by the argument's name (issue 26), on a copy of the case

@@ -25,8 +25,8 @@ VALIDATED_BY_THEIR_OWN_TESTS = {
     "diagrams": "tests/test_diagrams.py (schematic figures)",
     "plotting": "tests/test_core_units.py and the plotting tests",
     "reversal": "a package: its modules are walked below as reversal.<module>",
-    "checking": "tests/test_exercises.py and tests/test_checks*.py (the checking engine)",
-    "lessons": "tests/test_experiments.py and tests/test_claims_script.py (exercises, experiments, claims, the runner)",
+    "checking": "tests/checking/ and tests/test_checks.py (the checking engine)",
+    "lessons": "tests/lessons/ and tests/test_claims_script.py (exercises, experiments, claims, the runner)",
     "explorer": "its own tests",
     "grading": "its own tests",
 }

@@ -9,21 +9,27 @@ exercises, predictions and experiments) is :mod:`course_utils.lessons`. The map:
   (data only); ``claim.py``: :class:`~course_utils.checking.claim.Claim` and ``Memo`` (the claims runner's cache).
 - ``registry.py``: every exercise and prediction by id (``registry.get("02.padding_mask")``), loaded lazily from
   ``course_utils/lessons/lesson_NN/exercises.py`` by the id's prefix.
-- ``misconceptions.py``: the catalogue of known mistakes, shared by every lesson (data only).
+- ``misconceptions.py``: the catalogue of known mistakes, shared by every lesson: it reads each lesson's entries
+  (``course_utils/lessons/lesson_NN/mistakes.py``, data only) in lesson order.
 - ``patches.py``: how the course's primitives behave under a misconception.
-- ``engine.py`` (the verdict), ``runner.py`` (time limit, state, what an answer called), ``compare.py``,
+- ``engine.py`` (the verdict: ``judge``), ``preparing.py`` (an exercise's cases and right outputs; one call of an
+  answer), ``naming.py`` (which known mistake fits, and the words), ``delegation.py`` (a helper that already
+  computed the answer), ``handed_back.py`` (what this kernel's checks returned), ``runner.py`` (state, stubs, what
+  an answer called), ``time_limits.py`` (the time limit and its guard process), ``compare.py``,
   ``predictions.py`` (a prediction's verdict), ``tries.py`` (the first try counts, until the reveal),
   ``prediction_leaks.py`` (a wrong message must not give the answer away), ``hints.py``, ``log.py`` (the check log
   and its sinks).
-- ``relations.py``, ``mutations.py``, ``traces.py``: a mistake named by how the answer's output relates to the
-  right one, by the reference with one step varied, by where a NaN first appears.
+- ``relations.py`` (``explain``) and ``relation_finders.py`` (``findings``), ``mutations.py``, ``traces.py``: a
+  mistake named by how the answer's output relates to the right one, by the reference with one step varied, by
+  where a NaN first appears.
 - What an answer is and does besides its values, each called from ``engine.judge``: ``contract.py``,
   ``touches.py``, ``integrity.py``, ``crash_site.py``, ``extra_checks.py``, ``gradients.py``, ``constraints.py``.
 - ``cases.py``: tools for lesson authors (distinct sizes, large scores, padding, counting drivers).
 - ``audit.py``: ``python -m course_utils.checking.audit [--markdown]``, the per-exercise checker audit.
 
-Import rules (``tests/test_exercise_imports.py`` enforces them): a lesson's ``exercises.py`` imports ``model``,
-``cases``, course modules and earlier lessons' public names, never the engine; the engine never imports a lesson
+Import rules (``tests/checking/test_exercise_imports.py`` enforces them): a lesson's ``exercises.py`` imports ``model``,
+``cases``, course modules and earlier lessons' public names, never the engine (its ``mistakes.py`` also
+``patches``); the engine never imports a lesson
 module (the registry loads them by name and hands the exercise over); no module imports another's private names;
 there are no import cycles. Importing this package imports nothing.
 """
@@ -36,21 +42,27 @@ __all__ = [
     "constraints",
     "contract",
     "crash_site",
+    "delegation",
     "engine",
     "extra_checks",
     "gradients",
+    "handed_back",
     "hints",
     "integrity",
     "log",
     "misconceptions",
     "model",
     "mutations",
+    "naming",
     "patches",
     "prediction_leaks",
     "predictions",
+    "preparing",
     "registry",
+    "relation_finders",
     "relations",
     "runner",
+    "time_limits",
     "touches",
     "traces",
     "tries",

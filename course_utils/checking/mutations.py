@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from course_utils.checking.compare import compare
-from course_utils.checking.relations import Finding
+from course_utils.checking.relation_finders import Finding
 
 __all__ = ["Mutant", "mutants", "finder", "MAX_MUTANTS"]
 

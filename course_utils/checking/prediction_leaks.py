@@ -4,7 +4,7 @@
 the right answer in any form the checker accepts (16, 16.0, "16", 1.6e1, √256, 4², 1/16 for a ratio), the
 ratio of the two values, or their distance; for a shape, a set or a choice, not the answer itself.
 :func:`wrong_values` are many wrong answers to try (the known wrong ones among them).
-``tests/test_prediction_messages.py`` walks every prediction with them; ``benchmarks/blind_battery.py``
+``tests/checking/test_prediction_messages.py`` walks every prediction with them; ``benchmarks/blind_battery.py``
 applies :func:`leaks` to a blind battery's predictions.
 
 Introduced in notebooks/00_start_here.ipynb (``checks.predict``).

@@ -19,7 +19,7 @@ The map::
 - Lessons import a module by the lesson's name:
   ``from course_utils.lessons.lesson_07 import experiments as lesson_07``, then ``lesson_07.train_gru(seed=0)``.
 
-Import rule (``tests/test_experiments.py`` reads it from the source):
+Import rule (``tests/lessons/test_experiments.py`` reads it from the source):
 
 - ``experiments`` imports the lessons' modules (``heads``, ``role_task``, ``efficient``, ``timing``,
   ``attention``, ``reversal.*``, ``data``, ``env``, ...) and ``checking.claim``, never the rest of the checking

@@ -11,8 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from course_utils.checking import engine, mutations, registry, relations
-from course_utils.checking.relations import Triple, explain, findings
+from course_utils.checking import engine, mutations, preparing, registry, relation_finders
+from course_utils.checking.relation_finders import findings
+from course_utils.checking.relations import Triple, explain
 
 
 def _judge(exercise_id, answer):
@@ -207,8 +208,8 @@ def coincidences() -> set:
     for exercise in registry.EXERCISES.values():
         if exercise.driver is not None:
             continue  # a driver's case arguments are not the answer's: their names are unknown here
-        for args in engine.prepare(exercise).cases:
-            bad = relations.coinciding_sizes(args, exercise.reference)
+        for args in preparing.prepare(exercise).cases:
+            bad = relation_finders.coinciding_sizes(args, exercise.reference)
             if bad:
                 found.add(f"{exercise.id}: {', '.join(bad)}")  # by value, not case number: cases move
     return found
@@ -223,8 +224,8 @@ def test_coinciding_sizes_lists_equal_whole_numbers_and_twos():
     def count(batch, layers, heads, bytes_per_value):
         return 0
 
-    assert relations.coinciding_sizes((3, 2, 4, 4), count) == ["layers=2", "heads=4", "bytes_per_value=4"]
-    assert relations.coinciding_sizes((3, 5, 7, 6), count) == []
+    assert relation_finders.coinciding_sizes((3, 2, 4, 4), count) == ["layers=2", "heads=4", "bytes_per_value=4"]
+    assert relation_finders.coinciding_sizes((3, 5, 7, 6), count) == []
 
 
 def test_the_first_hint_after_a_relation_points_at_the_step_not_at_the_first_entry(capsys):

@@ -309,7 +309,7 @@ def test_two_predictions_in_one_cell_each_get_their_line(capsys):
     import sys
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "editions.py"  # scripts/ is not a package
+    path = Path(__file__).resolve().parents[2] / "scripts" / "editions.py"  # scripts/ is not a package
     spec = importlib.util.spec_from_file_location("course_scripts_editions", path)
     editions = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
     if spec.name not in sys.modules:

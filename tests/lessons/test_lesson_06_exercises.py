@@ -1,6 +1,6 @@
 """Lesson 06's exercises: the plausible wrong answers a student writes are named or refused, right ones pass.
 
-The audit (tests/test_exercise_audit.py) already runs the declared variants and buggy versions; these tests
+The audit (tests/checking/test_exercise_audit.py) already runs the declared variants and buggy versions; these tests
 write the answers the way a student would (not copies of the module's functions), including the holes the
 2026-11-24 read-through found: dividing by the running sum at every tile, a "KV cache" that re-projects the
 prefix, and course helpers that compute the answer.
@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from course_utils import efficient
-from course_utils.checking import engine, registry
+from course_utils.checking import engine, handed_back, registry
 from course_utils.checking.predictions import judge_prediction
 
 
 def _judge(eid, answer):
-    with engine.as_in_a_fresh_kernel():
+    with handed_back.as_in_a_fresh_kernel():
         return engine.judge(registry.get(eid), answer)
 
 
@@ -83,7 +83,7 @@ def test_tiled_attention_through_a_course_helper_is_refused(answer):
 
 
 def test_tiled_attention_without_the_final_division_is_named():
-    from course_utils.lessons.lesson_06.exercises import flash_step
+    from course_utils.lessons.lesson_06.tiling import flash_step
 
     def tiled_attention(q, k, v, block):
         out = np.zeros((len(q), v.shape[1]))
@@ -100,7 +100,7 @@ def test_tiled_attention_without_the_final_division_is_named():
 
 
 def test_causal_tiled_pass_with_whole_diagonal_tiles_is_named():
-    from course_utils.lessons.lesson_06.exercises import flash_step
+    from course_utils.lessons.lesson_06.tiling import flash_step
 
     def causal_tiled_attention(q, k, v, block):
         out = np.zeros((len(q), v.shape[1]))
@@ -196,7 +196,7 @@ def test_predictions(pid, value, status):
 
 
 def test_causal_tiled_pass_that_hides_the_diagonal_is_named():
-    from course_utils.lessons.lesson_06.exercises import flash_step
+    from course_utils.lessons.lesson_06.tiling import flash_step
 
     def causal_tiled_attention(q, k, v, block):
         n = len(q)

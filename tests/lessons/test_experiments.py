@@ -24,7 +24,7 @@ from course_utils.checking.claim import Claim, Memo
 from course_utils.lessons import claims
 from course_utils.lessons.claims import all_claims
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "course_utils"
 LESSONS = PACKAGE / "lessons"
 EXPERIMENTS = sorted(LESSONS.glob("lesson_[0-9][0-9]/experiments.py"))

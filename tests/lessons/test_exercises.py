@@ -6,7 +6,7 @@ its own solution), else the exercise's first correct variant. Each exercise is d
 `raise NotImplementedError` of today's lessons and the `...` of the student editions), the solution, a crashing
 answer, a `None` return and an endless loop; the printed verdict, the function `checks.check` returns and the
 COURSE_CHECK_LOG record are asserted. The checker audit (variants, misconceptions, helpers) is
-tests/test_exercise_audit.py.
+tests/checking/test_exercise_audit.py.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 from course_utils import checks
 from course_utils.checking import misconceptions, registry
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CHECK_CALL = re.compile(r'checks\.check\(\s*"(?P<id>\d\d\.\w+)",\s*(?P<fn>\w+)\s*(?P<rest>[,)])')
 
 

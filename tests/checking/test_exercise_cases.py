@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import efficient
-from course_utils.checking import cases, engine
+from course_utils.checking import cases, engine, preparing
 from course_utils.checking.model import AnswerRefused, Case, Exercise
 from course_utils.lessons.lesson_06 import exercises as lesson_06
 
@@ -40,7 +40,7 @@ def test_large_scores_overflow_a_naive_softmax_only():
 
 
 def test_the_kv_cache_driver_is_causal_attention_with_a_right_step():
-    x, w_q, w_k, w_v = engine.prepare(lesson_06.KV_CACHE_STEP).cases[2]
+    x, w_q, w_k, w_v = preparing.prepare(lesson_06.KV_CACHE_STEP).cases[2]
     out = cases.decode_counting_projections(lesson_06.kv_cache_step, x, w_q, w_k, w_v)
     assert np.allclose(out, efficient.naive_attention(x @ w_q, x @ w_k, x @ w_v, causal=True))
 
@@ -59,7 +59,7 @@ def test_the_kv_cache_driver_counts_every_way_of_projecting(project):
             keys = (w_k.T @ prefix.T).T
         return lesson_06.kv_cache_step(x_t, keys[:-1], v_cache, w_q, w_k, w_v)
 
-    x, w_q, w_k, w_v = engine.prepare(lesson_06.KV_CACHE_STEP).cases[1]
+    x, w_q, w_k, w_v = preparing.prepare(lesson_06.KV_CACHE_STEP).cases[1]
     with pytest.raises(AnswerRefused, match="projects 2 positions with w_k"):
         cases.decode_counting_projections(step, x, w_q, w_k, w_v)
 

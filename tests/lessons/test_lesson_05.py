@@ -1,6 +1,6 @@
 """Lesson 05: its experiments run the student's plug-ins like the course's functions, and its checks close the holes.
 
-The exercise engine's generic tests (tests/test_exercises.py, tests/test_exercise_audit.py) cover every region; these
+The exercise engine's generic tests (tests/lessons/test_exercises.py, tests/checking/test_exercise_audit.py) cover every region; these
 add what is particular to lesson 05: the experiments of ``course_utils.lessons.lesson_05.experiments`` give the same result
 with a correct student function plugged in as with the course's default, and answers that hand the work to a course
 helper (``heads.head_role_scores``, the experiments' own defaults) are refused.

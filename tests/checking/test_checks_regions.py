@@ -17,15 +17,15 @@ import pytest
 import torch
 
 from course_utils import checks, numpy_attention
-from course_utils.checking import cases, engine, runner
+from course_utils.checking import cases, engine, handed_back, runner
 from course_utils.checking.model import Case, Exercise
 
 
 @pytest.fixture(autouse=True)
 def fresh_kernel():
-    engine.forget_checks()
+    handed_back.forget_checks()
     yield
-    engine.forget_checks()
+    handed_back.forget_checks()
 
 
 def _rows():
@@ -67,7 +67,7 @@ def builds_on_a(x):
 @pytest.mark.parametrize("exercise", [B, B_FORBIDS], ids=["by value", "forbidden"])
 def test_an_answer_calling_what_an_earlier_check_handed_back_is_not_refused(exercise):
     assert engine.judge(exercise, builds_on_a).status == "wrong"  # before: the helper inside is seen
-    engine.remember_check(A.id, "wrong", normalise)  # A's check handed the course's version back
+    handed_back.remember_check(A.id, "wrong", normalise)  # A's check handed the course's version back
     assert engine.judge(exercise, builds_on_a).status == "passed"
 
 
@@ -79,12 +79,12 @@ def test_the_students_own_earlier_function_is_a_black_box_too():
         return my_normalise(2 * x)
 
     assert engine.judge(B, my_doubled).helper == "numpy_attention.softmax"
-    engine.remember_check(A.id, "passed", my_normalise)
+    handed_back.remember_check(A.id, "passed", my_normalise)
     assert engine.judge(B, my_doubled).status == "passed"
 
 
 def test_calling_the_helper_directly_is_still_refused_and_an_exercise_cannot_launder_its_own_reference():
-    engine.remember_check(A.id, "wrong", normalise)
+    handed_back.remember_check(A.id, "wrong", normalise)
 
     def direct(x):
         return numpy_attention.softmax(2 * x, axis=-1)
@@ -102,8 +102,8 @@ def test_checks_check_records_what_it_hands_back(capsys):
 
     returned = checks.check("00.dot_scores", dot_scores)
     capsys.readouterr()
-    assert engine.last_status("00.dot_scores") == "not_attempted"
-    codes = engine.handed_back_codes(B)
+    assert handed_back.last_status("00.dot_scores") == "not_attempted"
+    codes = handed_back.handed_back_codes(B)
     assert id(returned.__code__) in codes
 
 
@@ -188,7 +188,7 @@ def test_report_refuses_bad_arguments():
 
 
 def test_a_noun_defaults_from_the_function_and_can_be_given():
-    assert engine.last_status("00.dot_scores") is None
+    assert handed_back.last_status("00.dot_scores") is None
     assert Exercise(id="98.my_padding_mask", section="s", make_cases=list, reference=len).noun == "padding mask"
     given = Exercise(id="98.decoder_step", section="s", make_cases=list, reference=len, noun="decoder step (GRU)")
     assert given.noun == "decoder step (GRU)"

@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from course_utils.checking import crash_site, engine, extra_checks, mutations, registry, relations
-from course_utils.checking.relations import findings
+from course_utils.checking import crash_site, engine, extra_checks, mutations, registry, relation_finders, relations
+from course_utils.checking.relation_finders import findings
 
 torch = pytest.importorskip("torch")
 
@@ -186,7 +186,7 @@ def test_an_unknown_catalogue_id_is_dropped_not_raised():
     triple = relations.Triple("case 1", (x,), x, 2 * x, (), 0)
 
     def extra(triple):
-        return [relations.Finding("made_up", "made up", "no_such_misconception")]
+        return [relation_finders.Finding("made_up", "made up", "no_such_misconception")]
 
     found = relations.explain(Ex, [triple], extra=extra)
     assert found.named and found.misconception is None

@@ -1,8 +1,8 @@
 """The exercise system's import rules: one way, no cycles, no private names across modules.
 
-Read from the source (ast), not by importing: a lesson module imports ``_model``, ``cases``, the course's own
-modules and earlier lesson modules, never the engine; the engine never imports a lesson module (it is handed
-the exercise); ``checks`` is the only module lessons call; no module imports another's private names; the
+Read from the source (ast), not by importing: a lesson's exercises import ``model``, ``cases``, the course's own
+modules and earlier lessons' exercises, never the engine (a lesson's ``mistakes.py`` may import ``patches``); the
+engine never imports a lesson module (it is handed the exercise); ``checks`` is the only module lessons call; no module imports another's private names; the
 import graph of ``course_utils.checking.registry`` and ``course_utils.checks`` has no cycle.
 """
 
@@ -12,18 +12,20 @@ import ast
 import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "course_utils"
+PACKAGE = Path(__file__).resolve().parents[2] / "course_utils"
 CHECKING = PACKAGE / "checking"
 LESSONS = PACKAGE / "lessons"
-FILES = sorted(CHECKING.glob("*.py")) + sorted(LESSONS.glob("lesson_[0-9][0-9]/exercises.py")) + [PACKAGE / "checks.py"]
+CONTENT = sorted(LESSONS.glob("lesson_[0-9][0-9]/exercises.py")) + sorted(LESSONS.glob("lesson_[0-9][0-9]/mistakes.py"))
+FILES = sorted(CHECKING.glob("*.py")) + CONTENT + [PACKAGE / "checks.py"]
 LESSON = re.compile(r"^lesson_\d\d$")
 ENGINE = {"engine", "runner", "compare", "patches", "misconceptions", "predictions", "hints", "log", "audit"}
 
 
 def _short(module: str) -> str:
-    """``lesson_02`` for ``course_utils.lessons.lesson_02.exercises``; the last part for any other module."""
+    """``lesson_02`` for a lesson's content (``course_utils.lessons.lesson_02.exercises``, ``...mistakes``)."""
     parts = module.split(".")
-    return parts[-2] if parts[-1] == "exercises" and len(parts) > 2 and LESSON.match(parts[-2]) else parts[-1]
+    content = parts[-1] in ("exercises", "mistakes") and len(parts) > 2 and LESSON.match(parts[-2])
+    return parts[-2] if content else parts[-1]
 
 
 def _module_name(path: Path) -> str:
@@ -80,7 +82,9 @@ def test_lesson_modules_never_import_the_engine_and_the_engine_never_imports_a_l
     for module, targets in graph.items():
         short = _short(module)
         if LESSON.match(short):
-            engine_imports = [t for t in targets if _short(t) in ENGINE | {"checks"}]
+            # a catalogue entry carries its patch: a lesson's mistakes.py may import patches, nothing else of the engine
+            allowed = {"patches"} if module.endswith(".mistakes") else set()
+            engine_imports = [t for t in targets if _short(t) in (ENGINE - allowed) | {"checks"}]
             assert not engine_imports, f"{module} imports the engine: {engine_imports}"
             later = [t for t in targets if LESSON.match(_short(t)) and _short(t) >= short]
             assert not later, f"{module} imports a lesson module that is not earlier: {later}"

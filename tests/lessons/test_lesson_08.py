@@ -1,4 +1,4 @@
-"""Lesson 08's exercises and experiments beyond what tests/test_exercises.py checks for every exercise.
+"""Lesson 08's exercises and experiments beyond what tests/lessons/test_exercises.py checks for every exercise.
 
 - the training-step check names a step without clipping and one without ``zero_grad`` (the students' review found
   both passing the earlier one-Adam-step check);
@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from course_utils import checks, data
 from course_utils.lessons.lesson_08 import exercises as lesson_08
 from course_utils.lessons.lesson_08 import experiments as experiments
+from course_utils.lessons.lesson_08 import layers
 from course_utils.reversal import checkpoints, transformer
 
 
@@ -53,16 +54,16 @@ def test_a_right_step_passes_and_is_returned(capsys):
 
 
 def test_a_post_norm_encoder_layer_is_named(capsys):
-    checks.check("08.encoder_layer", lesson_08.EncoderLayerPostNorm)
+    checks.check("08.encoder_layer", layers.EncoderLayerPostNorm)
     out = capsys.readouterr().out
     assert out.startswith("❌") and "post-norm" in out and "08 · LayerNorm and pre-norm" in out
 
 
 def test_run_layer_gives_none_for_a_function_that_returns_nothing():
-    case = lesson_08.encoder_layer_cases()[0]
+    case = layers.encoder_layer_cases()[0]
     course, init_args, inputs = case.args
-    assert lesson_08.run_layer(lambda *args: None, course, init_args, inputs) is None
-    out = lesson_08.run_layer(lesson_08.EncoderLayer, course, init_args, inputs)
+    assert layers.run_layer(lambda *args: None, course, init_args, inputs) is None
+    out = layers.run_layer(layers.EncoderLayer, course, init_args, inputs)
     assert torch.equal(out, course(*inputs))
 
 
@@ -73,8 +74,8 @@ def test_the_lessons_model_with_the_course_parts_equals_the_course_model():
         def __init__(self, config):
             super().__init__(config)
             sizes = (config.d_model, config.num_heads, config.d_ff)
-            self.encoder_layers = torch.nn.ModuleList([lesson_08.EncoderLayer(*sizes)])
-            self.decoder_layers = torch.nn.ModuleList([lesson_08.DecoderLayer(*sizes)])
+            self.encoder_layers = torch.nn.ModuleList([layers.EncoderLayer(*sizes)])
+            self.decoder_layers = torch.nn.ModuleList([layers.DecoderLayer(*sizes)])
 
     torch.manual_seed(0)
     course = checkpoints.build_model("transformer").eval()

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.checking import audit, engine, misconceptions, registry
+from course_utils.checking import audit, misconceptions, naming, preparing, registry
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ALL = list(registry.EXERCISES.values())
 
 
@@ -113,7 +113,7 @@ def test_inputs_give_every_axis_its_own_size():
     from course_utils.checking import cases
 
     for exercise in ALL:
-        prepared = engine.prepare(exercise)
+        prepared = preparing.prepare(exercise)
         for i, args in enumerate(prepared.cases):
             for arg in args:
                 if hasattr(arg, "shape") and not callable(arg) and cases.coinciding_axes(arg):
@@ -125,8 +125,8 @@ def test_inputs_give_every_axis_its_own_size():
 def test_padding_cases_include_a_batch_with_no_full_length_row():
     """An answer that assumes the longest row fills the padded width (pad_packed_sequence without total_length) fails."""
     for exercise in ALL:
-        prepared = engine.prepare(exercise)
-        names = engine.describe_case(exercise, 0)
+        prepared = preparing.prepare(exercise)
+        names = naming.describe_case(exercise, 0)
         if re.search(r"\blengths\b|_lengths\b|\bkey_mask\b", names):
             labels = " ".join(prepared.labels)
             assert "no row fills" in labels or "no full-length row" in labels, (

@@ -14,8 +14,9 @@ import pytest
 import torch
 
 from course_utils import checks
-from course_utils.checking import engine, extra_checks, integrity
+from course_utils.checking import engine, extra_checks, integrity, preparing
 from course_utils.checking.model import Case, Exercise
+from course_utils.lessons.lesson_01 import core
 from course_utils.lessons.lesson_01 import exercises as lesson_01
 
 SOFTMAX = "01.softmax_along"
@@ -55,7 +56,7 @@ def test_float32_where_float64_is_promised_is_refused(capsys):
     def softmax_along(x, axis=-1):
         return _softmax(x, axis).astype(np.float32)
 
-    verdict = engine.judge(lesson_01.SOFTMAX_ALONG, softmax_along)
+    verdict = engine.judge(core.SOFTMAX_ALONG, softmax_along)
     # float32 rounding may already fail the values; if they pass, the dtype must not
     assert verdict.status == "wrong"
     if "float64" in verdict.detail:
@@ -100,9 +101,9 @@ def test_returns_is_declared_as_data_and_a_bad_word_is_refused():
 
 
 def test_pen_and_paper_lists_stay_right_where_returns_says_array_like():
-    exercise = lesson_01.BY_HAND_NEW_QUERY
+    exercise = core.BY_HAND_NEW_QUERY
     assert exercise.returns == "array_like"
-    assert engine.judge(exercise, lesson_01.by_hand_new_query_rounded).status == "passed"
+    assert engine.judge(exercise, core.by_hand_new_query_rounded).status == "passed"
 
 
 # ---- 2. what it touches --------------------------------------------------------------------------------------
@@ -121,9 +122,9 @@ def test_an_input_changed_in_place_is_named_by_the_answers_own_parameter_name(ca
 
 
 def test_a_module_parameter_changed_by_a_forward_pass_is_named():
-    from course_utils.lessons.lesson_04 import exercises as lesson_04
+    from course_utils.lessons.lesson_04 import module
 
-    base = lesson_04.MULTI_HEAD_MODULE.variants[0]
+    base = module.MULTI_HEAD_MODULE.variants[0]
 
     class Drifting(base):
         def forward(self, *args, **kwargs):
@@ -133,7 +134,7 @@ def test_a_module_parameter_changed_by_a_forward_pass_is_named():
             return result
 
     Drifting.__name__ = base.__name__
-    verdict = engine.judge(lesson_04.MULTI_HEAD_MODULE, Drifting)
+    verdict = engine.judge(module.MULTI_HEAD_MODULE, Drifting)
     assert verdict.status == "wrong"
     assert "query_proj.bias" in verdict.detail and "in place" in verdict.detail, verdict.detail
 
@@ -177,17 +178,18 @@ def test_replacing_a_numpy_comparison_is_refused_by_name_and_put_back(name, caps
 
 def test_replacing_the_engines_compare_is_refused(capsys):
     from course_utils.checking import compare as comparer
+    from course_utils.checking import naming  # the engine's comparison of a result with the right one
 
-    original_engine, original_module = engine.compare, comparer.compare
+    original_engine, original_module = naming.compare, comparer.compare
 
     def softmax_along(x, axis=-1):
-        engine.compare = lambda *a, **k: None
+        naming.compare = lambda *a, **k: None
         comparer.compare = lambda *a, **k: None
         return np.zeros(np.shape(x))
 
     checks.check(SOFTMAX, softmax_along)
     out = _line(capsys)
-    assert engine.compare is original_engine and comparer.compare is original_module
+    assert naming.compare is original_engine and comparer.compare is original_module
     assert out.startswith("❌") and "replaced" in out and "compare" in out
 
 
@@ -223,7 +225,7 @@ def test_a_base_exception_raised_by_an_answer_does_not_escape_the_check(raised, 
     returned = checks.check(SOFTMAX, softmax_along)
     out = _line(capsys)
     assert out.startswith("💥") and raised.__name__ in out
-    assert returned is lesson_01.softmax_along
+    assert returned is core.softmax_along
 
 
 def test_a_real_interrupt_still_stops_the_check():
@@ -309,9 +311,9 @@ def test_an_answer_right_only_at_the_fixed_sizes_fails_at_fresh_sizes_reported_b
 
 
 def _module_variant():
-    from course_utils.lessons.lesson_04 import exercises as lesson_04
+    from course_utils.lessons.lesson_04 import module
 
-    return lesson_04.MULTI_HEAD_MODULE, lesson_04.MULTI_HEAD_MODULE.variants[0]
+    return module.MULTI_HEAD_MODULE, module.MULTI_HEAD_MODULE.variants[0]
 
 
 def test_a_module_whose_output_is_detached_is_named_as_cutting_the_gradient():
@@ -362,18 +364,19 @@ def test_a_module_that_never_applies_dropout_is_refused_in_training_mode():
 
 
 def test_a_tiled_pass_that_builds_the_whole_score_matrix_is_refused():
-    from course_utils.lessons.lesson_06 import exercises as lesson_06
+    from course_utils.lessons.lesson_06 import tiling
 
     def tiled_attention(q, k, v, block):
         scores = q @ k.T / math.sqrt(q.shape[1])  # (q_len, k_len): every tile at once
         return _softmax(scores, -1) @ v
 
-    verdict = engine.judge(lesson_06.TILED_ATTENTION, tiled_attention)
+    verdict = engine.judge(tiling.TILED_ATTENTION, tiled_attention)
     assert verdict.status == "wrong" and "more than one tile" in verdict.detail, verdict.detail
 
 
 def test_a_causal_tiled_pass_that_computes_future_tiles_is_refused():
     from course_utils.lessons.lesson_06 import exercises as lesson_06
+    from course_utils.lessons.lesson_06 import tiling
 
     def causal_tiled_attention(q, k, v, block):
         out = np.zeros((len(q), v.shape[1]))
@@ -386,7 +389,7 @@ def test_a_causal_tiled_pass_that_computes_future_tiles_is_refused():
                 tile = np.where(cols <= rows, tile, -np.inf)
                 if np.isneginf(tile).all():
                     continue
-                state = lesson_06.flash_step(*state, tile, v[ks : ks + block])
+                state = tiling.flash_step(*state, tile, v[ks : ks + block])
             out[qs : qs + block] = state[2] / state[1]
         return out
 
@@ -466,11 +469,10 @@ def test_every_exercise_with_fresh_sizes_draws_distinct_sizes_and_its_reference_
         assert len(set(values)) == len(values) and not {2, 4} & set(values), (exercise.id, sizes)
         with course_defaults():
             for args in cases:
-                engine.call(exercise, exercise.reference, args, as_given=True)
+                preparing.call(exercise, exercise.reference, args, as_given=True)
 
 
 def test_a_floored_square_root_passes_the_fixed_cases_and_fails_at_fresh_sizes():
-    from course_utils.lessons.lesson_01 import exercises as lesson_01
 
     def score_scale(d_head, variance):
         return float(math.isqrt(d_head) * variance)  # right for 64, 16, 100 and 1: perfect squares
@@ -532,27 +534,27 @@ def test_a_notebook_with_grad_switched_off_does_not_make_a_right_module_look_cut
 
 
 def test_a_tiled_pass_that_broadcasts_the_whole_score_matrix_is_refused_by_its_memory():
-    from course_utils.lessons.lesson_06 import exercises as lesson_06
+    from course_utils.lessons.lesson_06 import tiling
 
     def tiled_attention(q, k, v, block):
         scores = (q[:, None, :] * k[None, :, :]).sum(-1) / math.sqrt(q.shape[1])  # no @: a broadcast product
         return _softmax(scores, -1) @ v
 
-    verdict = engine.judge(lesson_06.TILED_ATTENTION, tiled_attention)
+    verdict = engine.judge(tiling.TILED_ATTENTION, tiled_attention)
     assert verdict.status == "wrong" and "KiB at once" in verdict.detail, verdict.detail
-    assert engine.judge(lesson_06.TILED_ATTENTION, lesson_06.tiled_attention_lists).status == "passed"
+    assert engine.judge(tiling.TILED_ATTENTION, tiling.tiled_attention_lists).status == "passed"
 
 
 def test_an_answer_that_rebinds_the_engines_own_guards_is_still_refused(capsys):
-    originals = engine._problem, engine._tampered, integrity.replaced
+    originals = engine.output_problem, engine._tampered, integrity.replaced
 
     def softmax_along(x, axis=-1):
-        engine._problem = lambda *a, **k: None  # every value "right"
+        engine.output_problem = lambda *a, **k: None  # every value "right"
         engine._tampered = lambda *a, **k: None  # and nothing "replaced"
         integrity.replaced = list
         return np.zeros(np.shape(x))
 
     checks.check(SOFTMAX, softmax_along)
     out = _line(capsys)
-    assert (engine._problem, engine._tampered, integrity.replaced) == originals  # put back
-    assert out.startswith("❌") and "replaced" in out and "engine._problem" in out, out
+    assert (engine.output_problem, engine._tampered, integrity.replaced) == originals  # put back
+    assert out.startswith("❌") and "replaced" in out and "engine.output_problem" in out, out

@@ -24,10 +24,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from course_utils import checks
-from course_utils.checking import runner
-from course_utils.lessons.lesson_01 import exercises as lesson_01
+from course_utils.checking import time_limits
+from course_utils.lessons.lesson_01 import core
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SOFTMAX = "01.softmax_along"
 
 
@@ -53,7 +53,7 @@ def test_masked_all_does_not_pass_softmax_along(capsys):
     returned = checks.check(SOFTMAX, softmax_along)
     out = _one_line(capsys)
     assert out.startswith("❌") and "masked entries have no value" in out
-    assert returned is lesson_01.softmax_along  # the lesson goes on with the course's version
+    assert returned is core.softmax_along  # the lesson goes on with the course's version
 
 
 def test_a_masked_array_with_right_data_but_some_entries_masked_is_wrong(capsys):
@@ -114,11 +114,11 @@ def test_an_answer_that_swallows_or_cancels_the_stop_gets_a_verdict_in_bounded_t
     lines = capsys.readouterr().out.splitlines()
     # one verdict; an answer that kept catching the stop for 2 s is first told, while it runs, to stop doing so
     assert len(lines) in (1, 2) and all(line.startswith("⌛") for line in lines), lines
-    assert "The lesson goes on with the course's version" in lines[-1] and returned is lesson_01.softmax_along
+    assert "The lesson goes on with the course's version" in lines[-1] and returned is core.softmax_along
     # the kernel stays usable: the notebook's alarm handler is back, no timer left running, the next check works
     assert signal.getsignal(signal.SIGALRM) is before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-    checks.check(SOFTMAX, lesson_01.softmax_along_shifted)
+    checks.check(SOFTMAX, core.softmax_along_shifted)
     assert _one_line(capsys).startswith("✅")
 
 
@@ -126,7 +126,8 @@ LONG_C_CALL = """
 import os, sys, time
 from course_utils import checks
 from course_utils.checking import runner
-runner.HARD_STOP_GRACE_S = {grace}
+from course_utils.checking import time_limits
+time_limits.HARD_STOP_GRACE_S = {grace}
 
 def softmax_along(x, axis=-1):
     return sum(range(10**10))  # minutes of C code that nothing inside the process can interrupt
@@ -158,9 +159,9 @@ def test_one_long_call_into_c_gets_a_verdict_in_bounded_time(tmp_path):
     assert (record["event"], record["exercise"], record["status"]) == ("check", SOFTMAX, "timed_out")
     # the restarted kernel's next check of this exercise says what happened, once
     script = (
-        "from course_utils import checks\nfrom course_utils.lessons.lesson_01 import exercises as lesson_01\n"
-        "checks.check('01.softmax_along', lesson_01.softmax_along_shifted)\n"
-        "checks.check('01.softmax_along', lesson_01.softmax_along_shifted)\n"
+        "from course_utils import checks\nfrom course_utils.lessons.lesson_01 import core\n"
+        "checks.check('01.softmax_along', core.softmax_along_shifted)\n"
+        "checks.check('01.softmax_along', core.softmax_along_shifted)\n"
     )
     again = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env, cwd=REPO
@@ -174,34 +175,36 @@ FINISHED_CHECKS = """
 import time
 from course_utils import checks
 from course_utils.checking import runner
+from course_utils.checking import time_limits
 from course_utils.lessons.lesson_01 import exercises as lesson_01
-runner.HARD_STOP_GRACE_S = 0.5
+from course_utils.lessons.lesson_01 import core
+time_limits.HARD_STOP_GRACE_S = 0.5
 
 def softmax_along(x, axis=-1):
     time.sleep(0.2)  # each case well inside its limit; all cases together well past the hard stop
-    return lesson_01.softmax_along_shifted(x, axis)
+    return core.softmax_along_shifted(x, axis)
 
 for _ in range(2):
     checks.check("01.softmax_along", softmax_along, time_limit=0.4)
-runner._guard.process.kill()  # the guard died: the next check starts another
-runner._guard.process.wait()
+time_limits._guard.process.kill()  # the guard died: the next check starts another
+time_limits._guard.process.wait()
 checks.check("01.softmax_along", softmax_along, time_limit=0.4)
 time.sleep(1.5)
-print("alive", runner._guard.process.poll() is None, flush=True)
+print("alive", time_limits._guard.process.poll() is None, flush=True)
 """
 
 
 def test_an_old_notice_is_dropped_unread(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
-    path = Path(runner._notice_path(SOFTMAX))
+    path = Path(time_limits._notice_path(SOFTMAX))
     path.write_text("⌛ softmax_along: ... so the check restarted the kernel.\n")
-    os.utime(path, (time.time() - 2 * runner.NOTICE_FRESH_S,) * 2)
-    checks.check(SOFTMAX, lesson_01.softmax_along_shifted)
+    os.utime(path, (time.time() - 2 * time_limits.NOTICE_FRESH_S,) * 2)
+    checks.check(SOFTMAX, core.softmax_along_shifted)
     assert _one_line(capsys).startswith("✅") and not path.exists()
     path.write_text("⌛ softmax_along: ... so the check restarted the kernel.\n")
-    assert runner.stopped_notice(SOFTMAX).startswith("(Last time: softmax_along: ") and not path.exists()
-    assert runner.stopped_notice(SOFTMAX) is None
+    assert time_limits.stopped_notice(SOFTMAX).startswith("(Last time: softmax_along: ") and not path.exists()
+    assert time_limits.stopped_notice(SOFTMAX) is None
 
 
 def test_a_finished_check_never_ends_the_kernel(tmp_path):
@@ -215,19 +218,19 @@ def test_a_finished_check_never_ends_the_kernel(tmp_path):
 
 
 def test_the_guard_costs_no_time_per_check(capsys):
-    checks.check(SOFTMAX, lesson_01.softmax_along_shifted)  # the guard process, started once per kernel
+    checks.check(SOFTMAX, core.softmax_along_shifted)  # the guard process, started once per kernel
     capsys.readouterr()
     start = time.perf_counter()
     for _ in range(20):
-        checks.check(SOFTMAX, lesson_01.softmax_along_shifted)
+        checks.check(SOFTMAX, core.softmax_along_shifted)
     per_check = (time.perf_counter() - start) / 20
     capsys.readouterr()
     assert per_check < 0.1, per_check
 
 
 def test_a_guard_that_cannot_start_leaves_the_in_process_limit(capsys, monkeypatch):
-    monkeypatch.setattr(runner, "_guard", runner._Guard(executable=str(REPO / "no-such-python")))
-    checks.check(SOFTMAX, lesson_01.softmax_along_shifted)
+    monkeypatch.setattr(time_limits, "_guard", time_limits._Guard(executable=str(REPO / "no-such-python")))
+    checks.check(SOFTMAX, core.softmax_along_shifted)
     assert _one_line(capsys).startswith("✅")
 
     def endless(x, axis=-1):
@@ -244,7 +247,7 @@ def test_a_guard_that_cannot_start_leaves_the_in_process_limit(capsys, monkeypat
 def test_np_seterr_raise_in_the_notebook_does_not_make_a_check_raise(capsys):
     old = np.seterr(all="raise")
     try:
-        checks.check(SOFTMAX, lesson_01.softmax_along_shifted)
+        checks.check(SOFTMAX, core.softmax_along_shifted)
         assert _one_line(capsys).startswith("✅")
 
         def naive(x, axis=-1):
@@ -272,7 +275,7 @@ def test_an_answer_that_sets_torchs_default_device_to_meta_breaks_no_later_check
             checks.check("02.causal_mask", answer)
             assert _one_line(capsys).startswith("✅")
             assert torch.get_default_dtype() == torch.float32 and str(torch.get_default_device()) == "cpu"
-        checks.check(SOFTMAX, lesson_01.softmax_along_shifted)
+        checks.check(SOFTMAX, core.softmax_along_shifted)
         assert _one_line(capsys).startswith("✅")
         assert torch.ones(2).device.type == "cpu"
     finally:

@@ -1,0 +1,557 @@
+"""What a wrong output *is*, relative to the right one: :func:`findings` lists every relation that holds on one
+failing case (axes moved, a factor that is a size of the case, another axis normalised, a mask inverted, a fill,
+a shift, a term missing, an earlier step, a whole-number relation, a reshape, outputs swapped or missing).
+
+Moved out of :mod:`course_utils.checking.relations` whole (issue 26 section 5); :func:`relations.explain
+<course_utils.checking.relations.explain>` decides which of them names the mistake.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from course_utils.checking.compare import is_array, to_numpy
+
+__all__ = [
+    "Finding",
+    "findings",
+    "size_labels",
+    "coinciding_sizes",
+]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One relation: ``key`` must agree across cases for a name; ``words`` complete "your result is ..."."""
+
+    key: str
+    words: str
+    misconception: str | None = None  # the catalogue entry whose words and nudge explain it, when one does
+
+
+# ---------------------------------------------------------------------------------------------
+# sizes in scope
+# ---------------------------------------------------------------------------------------------
+
+
+def _names(reference, n: int) -> list[str]:
+    try:
+        params = [
+            p.name
+            for p in inspect.signature(reference).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"argument {i + 1}" for i in range(n)]
+
+
+def size_labels(args, names) -> dict:
+    """``{label: size}`` for every size in scope: each axis of each array argument, each int argument, and
+    the whole quotients of two of them (``d_model / num_heads``). Sizes 0 and 1 are left out."""
+    found: dict = {}
+    for name, arg in zip(names, args, strict=False):
+        if is_array(arg):
+            shape = tuple(arg.shape)
+            for axis, size in enumerate(shape):
+                found[f"{name}.shape[{axis - len(shape)}]"] = int(size)
+        elif isinstance(arg, (int, np.integer)) and not isinstance(arg, (bool, np.bool_)):
+            found[name] = int(arg)
+    found = {label: size for label, size in found.items() if size > 1}
+    for (a, x), (b, y) in itertools.permutations(list(found.items()), 2):
+        if x % y == 0 and x // y > 1 and f"{a} / {b}" not in found:
+            found[f"{a} / {b}"] = x // y
+    return found
+
+
+def _factors(labels: dict) -> list:
+    """``[(value, label)]``: each size, its inverse, its square root and the inverse of that."""
+    out = []
+    for label, size in labels.items():
+        out += [
+            (size, label),
+            (1 / size, f"1/{label}"),
+            (math.sqrt(size), f"√({label})"),
+            (1 / math.sqrt(size), f"1/√({label})"),
+        ]
+    return out
+
+
+def coinciding_sizes(args, reference) -> list[str]:
+    """``["layers=2", "heads=4", ...]``: the whole-number arguments of a case that equal another one, or 2.
+
+    A case whose sizes coincide lets a mistake fit by accident (heads = bytes per value = 4; layers = 2 = the
+    key-plus-value factor): every whole number a case hands in should be its own, and never 2.
+    """
+    names = _names(reference, len(args))
+    ints = {
+        name: int(arg)
+        for name, arg in zip(names, args, strict=False)
+        if isinstance(arg, (int, np.integer)) and not isinstance(arg, (bool, np.bool_)) and int(arg) > 1
+    }
+    values = list(ints.values())
+    return [f"{name}={value}" for name, value in ints.items() if value == 2 or values.count(value) > 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# the relations of one case
+# ---------------------------------------------------------------------------------------------
+
+
+def _close(a, b, atol, rtol) -> bool:
+    if a.shape != b.shape:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=False))
+
+
+def _numeric(x):
+    if isinstance(x, (bool, np.bool_, int, float, np.integer, np.floating)):
+        return np.asarray(x)
+    if not is_array(x):
+        return None
+    try:
+        return to_numpy(x)
+    except Exception:
+        return None
+
+
+def _permuted(e, g, atol, rtol) -> list:
+    if e.ndim < 2 or e.ndim > 5 or sorted(e.shape) != sorted(g.shape):
+        return []
+    out = []
+    for perm in itertools.permutations(range(e.ndim)):
+        if perm == tuple(range(e.ndim)):
+            continue
+        moved = np.transpose(e, perm)
+        if moved.shape == g.shape and _close(moved.astype(float), g.astype(float), atol, rtol):
+            swapped_last = perm == (*range(e.ndim - 2), e.ndim - 1, e.ndim - 2)
+            if swapped_last:
+                out.append(Finding("transposed", "the right one transposed: its last two axes swapped"))
+            else:
+                out.append(Finding(f"permuted:{perm}", f"the right values with the axes in the order {perm}"))
+    return out
+
+
+def _reordered(e, g, atol, rtol) -> list:
+    """The right slices along one axis, in another order (columns swapped, halves exchanged, reversed)."""
+    if e.shape != g.shape:
+        return []
+    out = []
+    for axis in range(e.ndim):
+        n = e.shape[axis]
+        if n < 2 or n > 256:
+            continue
+        right = [np.take(e, i, axis=axis) for i in range(n)]
+        order = []
+        for i in range(n):
+            mine = np.take(g, i, axis=axis)
+            match = [j for j in range(n) if j not in order and _close(right[j], mine, atol, rtol)]
+            if not match:
+                break
+            order.append(match[0])
+        if len(order) == n and order != list(range(n)):
+            if order == list(range(n))[::-1]:
+                words = f"the right values in reverse order along axis {axis - e.ndim}"
+            else:
+                words = f"the right values with the positions along axis {axis - e.ndim} in another order"
+            out.append(Finding(f"reordered:{axis - e.ndim}", words))
+    return out
+
+
+def _triangle(mask) -> tuple | None:
+    """``("lower", k)`` when ``mask[..., i, j] == (j - i <= k)`` everywhere, ``("upper", k)`` for ``j - i >= k``."""
+    if mask.ndim < 2:
+        return None
+    rows, cols = mask.shape[-2:]
+    offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+    for k in range(-rows, cols + 1):
+        if np.array_equal(np.broadcast_to(offset <= k, mask.shape), mask):
+            return "lower", k
+        if np.array_equal(np.broadcast_to(offset >= k, mask.shape), mask):
+            return "upper", k
+    return None
+
+
+def _masks(e, g) -> list:
+    out = []
+    if e.shape == g.shape and np.array_equal(g, ~e):
+        out.append(Finding("inverted", "the right mask inverted: True where it should be False", "mask_inverted"))
+    te, tg = _triangle(e), _triangle(g)
+    if te and tg and te[0] == tg[0] and te[1] != tg[1]:
+        shift = tg[1] - te[1]
+        more = "more" if (shift > 0) == (te[0] == "lower") else "fewer"
+        words = f"the right mask with its diagonal shifted by {shift:+d} ({abs(shift)} diagonal{'s' if abs(shift) > 1 else ''} {more})"
+        mid = "tril_without_diagonal" if te[0] == "lower" and shift == -1 else None
+        out.append(Finding(f"diagonal:{shift:+d}", words, mid))
+    elif te and tg and te[0] != tg[0]:
+        out.append(
+            Finding(
+                "triangle", "the other triangle: the keys after each query instead of those up to it", "triu_for_tril"
+            )
+        )
+    return out
+
+
+def _factor(e, g, labels, atol, rtol) -> list:
+    finite = np.isfinite(e) & np.isfinite(g)
+    if not finite.all() or not np.abs(e).max(initial=0) > 0:
+        return []
+    c = float((e * g).sum() / (e * e).sum())
+    if abs(c) < 1e-6 or not math.isfinite(c) or math.isclose(c, 1.0, rel_tol=1e-4) or not _close(c * e, g, atol, rtol):
+        return []
+    out = [
+        Finding(f"factor:{label}", f"the right one times {label}")
+        for value, label in _factors(labels)
+        if math.isclose(c, value, rel_tol=1e-4)
+    ]
+    if e.size < 2:  # one number is always some constant times another: only a size in scope says something
+        return out
+    if math.isclose(c, -1.0, rel_tol=1e-4):
+        out.append(Finding("negated", "the right one negated"))
+    out.append(Finding("factor", "the right one times a constant"))
+    return out
+
+
+def _per_slice(e, g, atol, rtol) -> list:
+    """The right values times another constant along each slice of one axis: a normalisation left out or wrong."""
+    if e.shape != g.shape or e.ndim < 1 or np.any(e == 0) or not np.all(np.isfinite(g)):
+        return []
+    ratio = g / e
+    out = []
+    for axis in range(e.ndim):
+        if e.shape[axis] < 2:
+            continue
+        first = np.take(ratio, [0], axis=axis)
+        if _close(ratio, np.broadcast_to(first, ratio.shape), 1e-9, max(rtol, 1e-5)) and not np.allclose(ratio, 1):
+            words = (
+                f"the right values times another constant for each slice along axis {axis - e.ndim}: "
+                "a normalisation left out or done differently"
+            )
+            out.append(Finding("per_slice", words, None))
+            break
+    return out
+
+
+def _is_distribution(x, axis) -> bool:
+    return bool(np.all(x >= 0) and np.allclose(x.sum(axis=axis), 1.0, atol=1e-5))
+
+
+def _softmax_relations(e, g, labels) -> list:
+    if e.shape != g.shape or e.ndim < 1 or not np.all(np.isfinite(g)) or not _is_distribution(e, -1):
+        return []
+    out = []
+    if not _is_distribution(g, -1):
+        for axis in range(e.ndim - 1):
+            if e.shape[axis] > 1 and _is_distribution(g, axis):
+                out.append(
+                    Finding(
+                        "normalised_other_axis",
+                        f"weights that sum to 1 over axis {axis - e.ndim} instead of over the keys (the last axis)",
+                        "softmax_wrong_axis",
+                    )
+                )
+        return out
+    if np.any(e <= 0) or np.any(g <= 0):
+        return out
+    le, lg = np.log(e), np.log(g)
+    ce = le - le.mean(axis=-1, keepdims=True)  # log-weights are the scores up to a constant per row
+    cg = lg - lg.mean(axis=-1, keepdims=True)
+    denom = float((ce * ce).sum())
+    if denom <= 1e-12:
+        return out
+    c = float((ce * cg).sum() / denom)
+    if not np.allclose(c * ce, cg, atol=1e-4, rtol=1e-3) or math.isclose(c, 1.0, rel_tol=1e-3):
+        return out
+    for value, label in _factors(labels):
+        if math.isclose(c, value, rel_tol=1e-3):
+            mid = "no_scaling" if label.startswith("√") else "scaled_by_d_head" if label.startswith("1/√") else None
+            out.append(
+                Finding(
+                    f"temperature:{label}",
+                    f"the right weights with the scores multiplied by {label} before the softmax",
+                    mid,
+                )
+            )
+    out.append(Finding("temperature", "the right weights with the scores multiplied by a constant before the softmax"))
+    return out
+
+
+def _fill(e, g) -> list:
+    if e.shape != g.shape:
+        return []
+    with np.errstate(all="ignore"):
+        differ = ~((e == g) | (np.isnan(e) & np.isnan(g)) | np.isclose(e, g, atol=1e-6, rtol=1e-5))
+    if not differ.any() or differ.all():
+        return []
+    right, mine = np.unique(e[differ]), np.unique(g[differ])
+    if len(right) == 1 and len(mine) == 1:
+        r, m = float(right[0]), float(mine[0])
+        if not np.any(e[~differ] == r):
+            return [
+                Finding(f"fill:{m:g}", f"right except where it should be {r:g}: you filled those entries with {m:g}")
+            ]
+    return []
+
+
+def _shifted(e, g, atol, rtol) -> list:
+    if e.shape != g.shape:
+        return []
+    out = []
+    for axis in range(e.ndim):
+        n = e.shape[axis]
+        for s in (1, -1, 2, -2):
+            if n - abs(s) < 2:
+                continue
+            src = np.take(e, range(max(0, -s), n - max(0, s)), axis=axis)
+            dst = np.take(g, range(max(0, s), n - max(0, -s)), axis=axis)
+            if _close(src.astype(float), dst.astype(float), atol, rtol) and not _close(
+                src.astype(float), np.take(e, range(max(0, s), n - max(0, -s)), axis=axis).astype(float), atol, rtol
+            ):
+                words = f"the right values shifted by {abs(s)} position{'s' if abs(s) > 1 else ''} {'forward' if s > 0 else 'back'} along axis {axis - e.ndim}"
+                out.append(Finding(f"shift:{axis - e.ndim}:{s}", words))
+    return out
+
+
+def _difference(e, g, args, names, atol, rtol) -> list:
+    if e.shape != g.shape or not (np.all(np.isfinite(e)) and np.all(np.isfinite(g))):
+        return []
+    d = g - e
+    out = []
+    for name, arg in zip(names, args, strict=False):
+        a = _numeric(arg)
+        if a is None or a.dtype == bool or a.size < 2:
+            continue
+        try:
+            a = np.broadcast_to(a, d.shape).astype(float)
+        except ValueError:
+            continue
+        if _close(d, a, atol, rtol):
+            out.append(
+                Finding(f"term:+{name}", f"the right one plus `{name}`: a term added twice or that does not belong")
+            )
+        elif _close(d, -a, atol, rtol):
+            out.append(Finding(f"term:-{name}", f"the right one without `{name}`: a term (a residual?) left out"))
+    if out or np.allclose(d, 0, atol=atol):
+        return out
+    if d.size > 1 and _close(d, np.full_like(d, d.flat[0]), atol, rtol):
+        out.append(Finding("offset", "the right one plus one constant"))
+    elif (
+        d.ndim >= 2
+        and d.size > d.shape[-1]
+        and _close(d, np.broadcast_to(d.reshape(-1, d.shape[-1])[:1], d.shape), atol, rtol)
+    ):
+        out.append(Finding("bias", "off by the same vector in every row: a bias added or left out"))
+    return out
+
+
+def _steps(e, g, steps, atol, rtol) -> list:
+    out = []
+    for name, value in steps:
+        v = _numeric(value)
+        if v is None or v.shape != g.shape or _close(v.astype(float), e.astype(float), atol, rtol):
+            continue
+        if v.dtype == bool or g.dtype == bool:
+            if np.array_equal(v, g):
+                out.append(Finding(f"step:{name}", f"what the computation holds at an earlier step (its `{name}`)"))
+        elif _close(v.astype(float), g.astype(float), atol, rtol):
+            out.append(Finding(f"step:{name}", f"what the computation holds at an earlier step (its `{name}`)"))
+    return out
+
+
+def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
+    """Every relation that holds between ``got`` and the right ``expected`` on one case (empty when none).
+
+    A tuple result is looked at output by output (named as the exercise names them).
+    """
+    if isinstance(expected, tuple):
+        names = exercise.output_names if len(exercise.output_names) == len(expected) else ()
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            return _safe(_outputs_missing, exercise, expected, got, names)
+        out = _safe(_outputs_order, exercise, expected, got, names)
+        if out:  # the right outputs, moved: that explains every item
+            return out
+        for i, (e, g) in enumerate(zip(expected, got, strict=True)):
+            name = names[i] if names else f"result[{i}]"
+            for f in findings(exercise, args, e, g, steps=steps):
+                out.append(Finding(f"{name}:{f.key}", f"(your {name}) {f.words}", f.misconception))
+        return out
+    e, g = _numeric(expected), _numeric(got)
+    if e is None or g is None:
+        return []
+    atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
+    names = _names(exercise.reference, len(args))
+    labels = size_labels(args, names)
+    if e.ndim == 0 and g.ndim == 0 and not (e.dtype.kind in "fc" or g.dtype.kind in "fc"):
+        if e.dtype.kind not in "iu" or g.dtype.kind not in "iu":
+            return []
+        return _safe(_whole_numbers, int(e), int(g), labels)  # counts: a factor, a term or one off
+    if e.shape != g.shape and e.dtype.kind in "biuf" and g.dtype.kind in "biuf":
+        return _safe(_permuted, e, g, atol, rtol) + _safe(_reshaped, e, g, labels, atol, rtol)
+    if e.dtype == bool and g.dtype == bool:
+        return (
+            _safe(_permuted, e, g, atol, rtol)
+            + _safe(_masks, e, g)
+            + _safe(_shifted, e, g, atol, rtol)
+            + _safe(_steps, e, g, steps, atol, rtol)
+        )
+    if e.dtype == bool or g.dtype == bool or e.dtype.kind not in "biuf" or g.dtype.kind not in "biuf":
+        return []
+    e, g = e.astype(float), g.astype(float)
+    if np.isnan(g).any() and not np.isnan(e).any():
+        return []  # a NaN is explained by where it first appears, never by a mistake that makes NaNs
+    if not np.any(g) and np.any(e):
+        return []  # zeros everywhere relate to anything: that is no relation
+    factor = _safe(_factor, e, g, labels, atol, rtol)
+    return (
+        _safe(_permuted, e, g, atol, rtol)
+        + _safe(_reordered, e, g, atol, rtol)
+        + _safe(_steps, e, g, steps, atol, rtol)
+        + _safe(_softmax_relations, e, g, labels)
+        + (factor or _safe(_per_slice, e, g, atol, rtol))
+        + _safe(_fill, e, g)
+        + _safe(_shifted, e, g, atol, rtol)
+        + _safe(_difference, e, g, args, names, atol, rtol)
+    )
+
+
+_CONSTANT_FACTORS = (
+    (2, "2", "twice the right one: a factor of 2 too many"),
+    (0.5, "1/2", "half the right one: a factor of 2 left out"),
+    (8, "8", "8 times the right one: bits where bytes are asked?"),
+    (1 / 8, "1/8", "the right one divided by 8: bytes where bits are asked?"),
+    (1 / 2**20, "1/2**20", "the right one divided by 2**20: MiB where bytes are asked"),
+    (1 / 2**30, "1/2**30", "the right one divided by 2**30: GiB where bytes are asked"),
+    (1 / 1e6, "1/1e6", "the right one divided by a million: a unit where plain numbers are asked"),
+)
+
+
+def _whole_numbers(e: int, g: int, labels: dict) -> list:
+    """Relations of two whole numbers (a count, a size in bytes): a size's factor, a constant factor, a size's term
+    added or left out (one size, or the product of two), or one off."""
+    if e == g or e == 0:
+        return []
+    out = []
+    c = g / e
+    for value, label in _factors(labels):
+        if math.isclose(c, value, rel_tol=1e-9):
+            out.append(Finding(f"factor:{label}", f"the right one times {label}"))
+    for value, label, words in _CONSTANT_FACTORS:
+        if math.isclose(c, value, rel_tol=1e-9):
+            out.append(Finding(f"factor:{label}", words))
+    d = g - e
+    if abs(d) == 1:
+        out.append(Finding(f"offset:{d:+d}", f"one {'more' if d > 0 else 'less'} than the right one: off by one"))
+    terms = dict(labels)
+    for (a, x), (b, y) in itertools.combinations_with_replacement(list(labels.items()), 2):
+        terms.setdefault(f"{a} · {b}", x * y)
+    for label, size in terms.items():
+        if abs(d) == size:
+            words = "a term" if d < 0 else "an extra term"
+            out.append(
+                Finding(
+                    f"term:{'-' if d < 0 else '+'}{label}",
+                    f"the right one {'minus' if d < 0 else 'plus'} {label}: {words} of that size "
+                    f"{'left out' if d < 0 else 'that does not belong'}",
+                )
+            )
+    return out
+
+
+def _reshaped(e, g, labels, atol, rtol) -> list:
+    """A result of another shape: an axis reduced (summed or averaged), an extra axis of size 1, or an axis with
+    the size of another size in scope."""
+    out = []
+    if g.ndim == e.ndim - 1:
+        for axis in range(e.ndim):
+            if np.delete(np.array(e.shape), axis).tolist() != list(g.shape):
+                continue
+            where = f"axis {axis - e.ndim} (of size {e.shape[axis]})"
+            for how, value in (("averaged", e.mean(axis=axis)), ("summed", e.sum(axis=axis))):
+                if _close(value.astype(float), g.astype(float), atol, rtol):
+                    out.append(Finding(f"reduced:{how}:{axis - e.ndim}", f"the right one {how} over {where}"))
+            if e.shape[axis] == 1 and _close(np.squeeze(e, axis).astype(float), g.astype(float), atol, rtol):
+                out.append(Finding(f"squeezed:{axis - e.ndim}", f"the right one without its {where}: squeezed"))
+        return out
+    if g.ndim == e.ndim + 1:
+        for axis in range(g.ndim):
+            if g.shape[axis] == 1 and _close(np.squeeze(g, axis).astype(float), e.astype(float), atol, rtol):
+                out.append(
+                    Finding(
+                        f"extra_axis:{axis - g.ndim}",
+                        f"the right one with an extra axis of size 1 at {axis - g.ndim} (a `keepdims`, "
+                        "`[:, None]` or `unsqueeze` left in)",
+                    )
+                )
+        return out
+    if g.ndim != e.ndim:
+        return out
+    differ = [axis for axis in range(e.ndim) if e.shape[axis] != g.shape[axis]]
+    if len(differ) != 1:
+        return out
+    axis = differ[0]
+    mine = [label for label, size in labels.items() if size == g.shape[axis]]
+    right = [label for label, size in labels.items() if size == e.shape[axis]]
+    for m in mine[:6]:
+        for r in right[:6]:
+            out.append(
+                Finding(
+                    f"axis_size:{axis - e.ndim}:{m}->{r}",
+                    f"of shape {g.shape} where {e.shape} is asked: its axis {axis - e.ndim} has the size of {m} "
+                    f"where that of {r} is needed",
+                )
+            )
+    return out
+
+
+def _outputs_order(exercise, expected, got, names) -> list:
+    """The right outputs, handed back in another order."""
+    n = len(expected)
+    if n < 2:
+        return []
+    atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
+    for perm in itertools.permutations(range(n)):
+        if perm == tuple(range(n)):
+            continue
+        if all(_same_value(expected[perm[k]], got[k], atol, rtol) for k in range(n)):
+            said = [names[p] if names else f"result[{p}]" for p in perm]
+            return [Finding(f"outputs_order:{perm}", f"the right outputs in another order: ({', '.join(said)})")]
+    return []
+
+
+def _outputs_missing(exercise, expected, got, names) -> list:
+    """One of the right outputs alone, where a tuple of them is asked."""
+    atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
+    for k, item in enumerate(expected):
+        if _same_value(item, got, atol, rtol):
+            name = names[k] if names else f"result[{k}]"
+            return [
+                Finding(
+                    f"only_output:{k}",
+                    f"only the right {name}, where the tuple ({', '.join(names) or 'of all outputs'}) is asked",
+                )
+            ]
+    return []
+
+
+def _same_value(e, g, atol, rtol) -> bool:
+    a, b = _numeric(e), _numeric(g)
+    if a is None or b is None or a.shape != b.shape:
+        return False
+    if a.dtype == bool or b.dtype == bool:
+        return bool(np.array_equal(a, b))
+    return _close(a.astype(float), b.astype(float), atol, rtol)
+
+
+def _safe(relation, *args) -> list:
+    """The relation's findings; none when it cannot be computed on these outputs (shapes that do not meet)."""
+    try:
+        with np.errstate(all="ignore"):
+            return relation(*args)
+    except Exception:
+        return []
