@@ -583,14 +583,17 @@ CASES = [
     _c(
         "06-040",
         "06.kv_cache_step",
-        "softmax without the max shift: overflows for long vectors",
-        "overflow",
+        "scores as a (t + 1, 1) column and the softmax along axis -1 (size 1): every weight is 1 and the output is "
+        "the sum of the values",
+        "wrong-axis",
         """
     def kv_cache_step(x_t, k_cache, v_cache, w_q, w_k, w_v):
         k_cache = np.vstack([k_cache, x_t @ w_k])
         v_cache = np.vstack([v_cache, x_t @ w_v])
-        e = np.exp(k_cache @ (x_t @ w_q) / math.sqrt(w_q.shape[1]))
-        return e @ v_cache / e.sum(), k_cache, v_cache
+        s = k_cache @ (x_t @ w_q)[:, None] / math.sqrt(w_q.shape[1])  # (t + 1, 1)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        w = e / e.sum(axis=-1, keepdims=True)
+        return (w * v_cache).sum(axis=0), k_cache, v_cache
     """,
     ),
     # ---- 06.decode_flops
