@@ -13,6 +13,17 @@ from collections import Counter
 HERE = pathlib.Path(__file__).resolve().parent
 CASE_KEYS = {"id", "exercise", "mistake", "kind", "source"}
 PREDICTION_KEYS = {"id", "prediction", "mistake", "kind", "value"}
+# exercises whose stub is not named after the exercise id
+STUB_NAMES = {
+    "04.multi_head_module": "MyMultiHeadAttention",
+    "04.causal_self_attention": "CausalSelfAttention",
+    "07.encoder": "MyEncoder",
+    "07.additive_attention": "MyAdditiveAttention",
+    "07.decoder_step": "my_decoder_step",
+    "07.greedy_decode": "my_greedy_decode",
+    "08.encoder_layer": "EncoderLayer",
+    "08.decoder_layer": "DecoderLayer",
+}
 
 
 def load(path):
@@ -50,12 +61,18 @@ def main():
             except SyntaxError as err:
                 problems.append(f"{cid}: does not compile ({err})")
                 continue
-            name = case["exercise"].split(".", 1)[1]
-            if name not in names and not any(n.lower().startswith(("my", "causal", "encoder", "decoder")) for n in names):
+            exercise = case["exercise"]
+            name = STUB_NAMES.get(exercise, exercise.split(".", 1)[1])
+            if name not in names:
                 problems.append(f"{cid}: defines {sorted(names)}, not {name}")
+            if not cid.startswith(exercise[:2] + "-"):
+                problems.append(f"{cid}: id does not start with the lesson number of {exercise}")
     for (lesson, what), n in sorted(per_lesson.items()):
         print(f"{lesson} {what:<11} {n}")
     print("total", sum(per_lesson.values()), "| kinds:", len(per_kind))
+    if "--kinds" in sys.argv:
+        for kind, n in per_kind.most_common():
+            print(f"  {n:3d} {kind}")
     for p in problems:
         print("PROBLEM", p)
     return 1 if problems else 0
