@@ -127,6 +127,15 @@ def _marks(args) -> int:
     )
     for name, path in paths.items():
         print(f"  {name}: {path}")
+    shown = [
+        f"{student.student} {exercise}"
+        for student in result.students
+        for mark in student.lessons.values()
+        for exercise in mark.solutions
+    ]
+    if shown:
+        cost = "no points" if marked.solution_shown == "no_points" else "flagged only"
+        print(f"solution shown before the check passed ({len(shown)}, {cost}): {', '.join(shown)}")
     if people is not None:
         print(f"roster: {len(people)} students")
         print(f"never started ({len(result.never_started)}): {', '.join(result.never_started) or '-'}")
