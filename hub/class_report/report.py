@@ -96,6 +96,11 @@ _LIVE_CSS = (
 SORTS = ("name", "passed", "stuck")
 
 
+def _breakable(name: str) -> str:
+    """An id, escaped, that may wrap after each underscore (a column's header no wider than its longest part)."""
+    return escape(name).replace("_", "_<wbr>")
+
+
 def _page(title: str, body: str, note: str) -> str:
     head = f'<meta charset="utf-8"><meta http-equiv="refresh" content="{REFRESH_S}"><title>{escape(title)}</title>'
     live = f'<p class="live">{escape(note)}</p>' if note else ""
@@ -252,7 +257,7 @@ def render_lesson(
     links = " ".join(f"<b>{key}</b>" if key == sort else f'<a href="?sort={key}">{key}</a>' for key in SORTS)
     head = (
         "<tr><th>student</th><th>passed</th><th>predictions right at the first try</th>"
-        + "".join(f"<th>{escape(e.split('.', 1)[1])}</th>" for e in exercises)
+        + "".join(f"<th>{_breakable(e.split('.', 1)[1])}</th>" for e in exercises)
         + "</tr>"
     )
     body = []
