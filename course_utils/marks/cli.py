@@ -5,6 +5,7 @@
     python -m course_utils.marks collect --course course.toml --out collected --from submissions_folder
     python -m course_utils.marks collect --course course.toml --out collected --service https://hub/services/class-report/
     make grade SUBMISSIONS=collected/submissions
+    make grade SERVICE=https://hub/services/class-report/ TOKEN=...   # collect --service, then grade, in one command
     python -m course_utils.marks marks --course course.toml --collected collected [--roster roster.csv] --out marks
 
 ``collect --service`` asks the class-report service with an instructor's JupyterHub token (``--token`` or
