@@ -751,8 +751,8 @@ CACHED_CAUSAL_MASK = Exercise(
     },
     misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted"),
     hints=(
-        "Query q_len - 1 is the newest token: how many of the k_len keys are in its past (itself included)? With a "
-        "window of 3, how many of those may it read?",
+        "With 3 queries that are the last 3 of 7 tokens, at which position of the sequence does query 0 sit, and "
+        "which keys may it read? With a window of 3, which of those?",
         "First find each query's position in the sequence (the queries are the last q_len positions), then two "
         "conditions on the key position j: not after it, and fewer than `window` steps back.",
         "With a column of query positions and a row of key positions j, the first condition is j <= position. "
