@@ -24,7 +24,6 @@ __all__ = [
     "EXERCISES",
     "PREDICTIONS",
     "PADDING_MASK",
-    "CAUSAL_MASK",
     "MASKED_SOFTMAX",
     "MASKED_ATTENTION",
     "DECODER_MASK",
@@ -123,54 +122,6 @@ PADDING_MASK = Exercise(
         "sequence b is max_len - lengths[b].",
         "torch.arange(max_len) gives the positions; lengths[:, None] makes the lengths a column. Which of <, <= "
         "gives True exactly at the real tokens on the right, and which of >, >= on the left?",
-    ),
-)
-
-
-# ---- 02.causal_mask(seq_len) -> (q_len, k_len) bool ----------------------------------------------------------
-def causal_mask(seq_len):
-    return masks.make_causal_mask(seq_len)  # (q_len, k_len): torch.tril, True = may attend
-
-
-def causal_mask_tril(seq_len):
-    return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))
-
-
-def causal_mask_positions(seq_len):
-    i, j = _positions(seq_len)
-    return j <= i  # (q_len, 1) and (1, k_len) -> (q_len, k_len)
-
-
-def causal_mask_not_future(seq_len):
-    return ~torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)  # everything but the strict future
-
-
-def causal_mask_loop(seq_len):
-    mask = torch.zeros(seq_len, seq_len, dtype=torch.bool)
-    for i in range(seq_len):
-        mask[i, : i + 1] = True
-    return mask
-
-
-def causal_mask_floats(seq_len):
-    return torch.ones(seq_len, seq_len).tril()  # 1.0 / 0.0 floats, not True/False
-
-
-CAUSAL_MASK = Exercise(
-    id="02.causal_mask",
-    fresh=lambda seq_len: [(seq_len,)],
-    section="02 · Causal masks",
-    make_cases=lambda: [(1,), (4,), (7,)],
-    reference=causal_mask,
-    variants=(causal_mask_tril, causal_mask_positions, causal_mask_not_future, causal_mask_loop),
-    buggy={"mask_not_bool": causal_mask_floats},
-    misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted"),
-    hints=(
-        "Write the 4 × 4 table by hand: which cells of row 2 (query 2) are True?",
-        "Query i may read key j when j <= i: the lower triangle, diagonal included, as a boolean tensor "
-        "(True = may attend).",
-        "Compare a column of query positions (seq_len, 1) with a row of key positions (1, seq_len); the result has "
-        "one row per query. (Or keep the lower triangle of a square of True values.)",
     ),
 )
 
@@ -739,6 +690,16 @@ def cached_causal_loop(q_len, k_len, window=None):
     return mask
 
 
+def cached_causal_not_future(q_len, k_len, window=None):
+    ones = torch.ones(q_len, k_len, dtype=torch.bool)
+    allowed = ~ones.triu(diagonal=k_len - q_len + 1)  # everything but the strict future
+    return allowed if window is None else allowed & ones.triu(diagonal=k_len - q_len - window + 1)
+
+
+def cached_causal_floats(q_len, k_len, window=None):
+    return cached_causal_positions(q_len, k_len, window).float()  # 1.0 / 0.0 floats, not True/False
+
+
 def cached_causal_top_left(q_len, k_len, window=None):
     i, j = _positions(q_len, k_len)  # what is_causal=True does: query i at position i
     return (j <= i) if window is None else (j <= i) & (i - j < window)
@@ -760,9 +721,10 @@ CACHED_CAUSAL_MASK = Exercise(
         (min(q_len, k_len), max(q_len, k_len)),
         (min(q_len, k_len), max(q_len, k_len), window),
     ],
-    section="02 · Sliding windows",
+    section="02 · Causal masks",
     make_cases=lambda: [
         Case((3, 7)),
+        Case((1, 1), "one token: it reads itself"),
         Case((1, 5), "one decoding step: the new token reads every key"),
         Case((4, 4), "no cache: plain causal"),
         Case((2, 6)),
@@ -774,16 +736,23 @@ CACHED_CAUSAL_MASK = Exercise(
         Case((1, 6, 3), "one decoding step, a window of 3"),
     ],
     reference=cached_causal_mask,
-    variants=(cached_causal_tril, cached_causal_positions, cached_causal_slice, cached_causal_loop),
+    variants=(
+        cached_causal_tril,
+        cached_causal_positions,
+        cached_causal_slice,
+        cached_causal_loop,
+        cached_causal_not_future,
+    ),
     buggy={
+        "mask_not_bool": cached_causal_floats,
         "causal_top_left": cached_causal_top_left,
         "window_off_by_one": window_off_by_one,
         "window_not_causal": window_not_causal,
     },
     misconceptions=("causal_triu", "causal_no_diagonal", "mask_inverted"),
     hints=(
-        "Query q_len - 1 is the newest token: how many of the k_len keys are in its past (itself included)? With a "
-        "window of 3, how many of those may it read?",
+        "With 3 queries that are the last 3 of 7 tokens, at which position of the sequence does query 0 sit, and "
+        "which keys may it read? With a window of 3, which of those?",
         "First find each query's position in the sequence (the queries are the last q_len positions), then two "
         "conditions on the key position j: not after it, and fewer than `window` steps back.",
         "With a column of query positions and a row of key positions j, the first condition is j <= position. "
@@ -794,12 +763,11 @@ CACHED_CAUSAL_MASK = Exercise(
 
 EXERCISES = [
     PADDING_MASK,
-    CAUSAL_MASK,
+    CACHED_CAUSAL_MASK,
     MASKED_SOFTMAX,
     MASKED_ATTENTION,
     DECODER_MASK,
     LEAKS,
-    CACHED_CAUSAL_MASK,
 ]
 
 _BUG_1B = "02 · Bug 1b: a (batch, k_len) padding mask given as the 2-D mask"

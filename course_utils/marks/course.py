@@ -15,7 +15,7 @@ The layout (every table optional but ``[lessons.NN]`` for a lesson that is marke
     prediction = 0.5      # a prediction right at the first try
     solution_shown = "flag"   # an exercise whose solution was shown before it passed: "flag" (listed) or "no_points"
     [points.exercises]    # per exercise, instead of the default
-    "02.causal_mask" = 2
+    "02.cached_causal_mask" = 2
     [points.predictions]
     "00.scores_shape" = 1
     [lessons.01]

@@ -30,7 +30,7 @@ def test_a_v2_check_keeps_its_fields_and_no_other():
 
 
 def test_v1_lines_are_checks_and_predictions_and_hints_are_accepted():
-    v1 = normalize({"exercise": "02.causal_mask", "status": "passed", "misconception": None, "detail": "ok"})
+    v1 = normalize({"exercise": "02.cached_causal_mask", "status": "passed", "misconception": None, "detail": "ok"})
     assert v1["event"] == "check" and v1["lesson"] == "02"
     predict = {"v": 2, "event": "predict", "exercise": "01.x", "status": "right", "prediction": "(2, 3)"}
     assert normalize(predict)["prediction"] == "(2, 3)"
