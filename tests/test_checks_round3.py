@@ -276,3 +276,14 @@ def test_an_additive_attention_that_squeezes_away_a_batch_of_one_fails():
     verdict = engine.judge(lesson_07.MY_ADDITIVE_ATTENTION, MyAdditiveAttention)
     assert verdict.status == "wrong", verdict.detail
     assert "batch=1" in verdict.detail
+
+
+def test_an_answer_that_switches_off_a_new_check_by_rebinding_it_does_not_pass():
+    def is_permutation_equivariant(fn, X, perm):
+        extremes.extreme_problem = lambda *args, **kwargs: None  # the check that would catch the loose tolerance
+        return bool(np.allclose(fn(X[perm]), fn(X)[perm], atol=0.1))
+
+    original = extremes.extreme_problem
+    verdict = engine.judge(lesson_01.IS_PERMUTATION_EQUIVARIANT, is_permutation_equivariant)
+    assert verdict.status != "passed", verdict.detail
+    assert extremes.extreme_problem is original  # put back
