@@ -16,7 +16,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from course_utils import data
 from course_utils.exercises._model import AnswerRefused, Case, Exercise, Prediction
-from course_utils.exercises.cases import load_course_weights, torch_seeded
+from course_utils.exercises.cases import ended_targets, load_course_weights, torch_seeded
 from course_utils.reversal import checkpoints, decoding, rnn
 
 # Not `from torch import nn` (as lesson 04): CPython 3.11 compiles `nn.GRU(...)` on a name imported in the same file as
@@ -356,6 +356,15 @@ def _buggy_attention(name, **change):
 
 MY_ADDITIVE_ATTENTION = Exercise(
     id="07.additive_attention",
+    fresh=lambda batch, src_len, d_query, d_key, d_attn: [
+        (  # row i has src_len - i real keys (cycling), so a batch of one fills the width
+            (course := rnn.AdditiveAttention(d_query, d_key, d_attn)),
+            (d_query, d_key, d_attn),
+            (torch.randn(batch, d_query), keys := torch.randn(batch, src_len, d_key))
+            + (torch.arange(src_len)[None, :] < torch.tensor([src_len - i % src_len for i in range(batch)])[:, None],)
+            + (course.key_proj(keys).detach(),),
+        )
+    ],
     function="MyAdditiveAttention",
     section="07 · 2 · The additive attention",
     make_cases=attention_cases,
@@ -707,6 +716,7 @@ TOKEN_ACCURACY = Exercise(
     section="07 · Teacher-forced against free-running",
     make_cases=accuracy_cases,
     reference=token_accuracy,
+    fresh=lambda batch, tgt_len, vocab: [ended_targets(batch, tgt_len, vocab + 3, data.PAD, data.EOS)],
     variants=(token_accuracy_masked_mean, token_accuracy_loop),
     buggy={"accuracy_counts_padding": token_accuracy_counts_padding},
     atol=1e-6,
