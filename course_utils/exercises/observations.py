@@ -1,0 +1,320 @@
+"""What a wrong output does, observed against the right one, for mistakes that no catalogue holds.
+
+:mod:`course_utils.exercises.relations` asks first whether the student's output is the right one transposed,
+scaled by a size in scope, shifted, or what a step of the computation held. The observations here come after
+it, for every exercise at once, and each is named only when it holds on every failing case (the same key):
+
+- :func:`elementwise`: a function of the right values, entry by entry (log, exp, abs, square, square root,
+  rounded or truncated to whole numbers, clipped at a bound);
+- :func:`along_axis`: the softmax or the log-softmax of the right values along one axis (weights where scores
+  are asked, log-probabilities where logits are), or the right values plus a different constant per slice;
+- :func:`rescaled_rows_and_columns`: the right values divided by one factor per row and one per column, and
+  when those factors are the lengths of two arguments' vectors, a cosine similarity;
+- :func:`scrambled`: all of the right values, in other positions (a reshape where a transpose belongs, or the
+  reverse) or in another shape;
+- :func:`region`: right everywhere except at the first or last position along one axis, or right only on the
+  first slice along one axis (the first batch item, the first head);
+- :func:`zeros`: not 0 where the right output is exactly 0 (masked entries that get weight), or 0 where it is not;
+- :func:`weight_sums`: where the right output is weights (each row sums to 1), what the student's rows sum to.
+
+Each function takes the right output ``e`` and the student's ``g`` as NumPy arrays and returns
+``(key, words)`` pairs; ``words`` complete "your result is ...", in what the answer does, never in code.
+
+Introduced in notebooks/00_start_here.ipynb (the checks name mistakes through it).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+__all__ = [
+    "elementwise",
+    "along_axis",
+    "rescaled_rows_and_columns",
+    "scrambled",
+    "region",
+    "weight_sums",
+    "zeros",
+    "scalar_units",
+    "observe",
+]
+
+
+def _close(a, b, atol, rtol) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=False))
+
+
+def _axis_word(axis: int, ndim: int) -> str:
+    return f"axis {axis - ndim}"
+
+
+_FUNCTIONS = (
+    ("log", "the logarithm of the right values", lambda e: np.log(e) if np.all(e > 0) else None),
+    ("exp", "the exponential of the right values", np.exp),
+    ("abs", "the absolute values of the right ones (the signs lost)", np.abs),
+    ("square", "the right values squared", np.square),
+    ("sqrt", "the square roots of the right values", lambda e: np.sqrt(e) if np.all(e >= 0) else None),
+    ("trunc", "the right values truncated to whole numbers (an integer type, or int(...), on the way)", np.trunc),
+    ("round", "the right values rounded to whole numbers", np.round),
+)
+
+
+def elementwise(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """``g`` is a function of ``e`` entry by entry: log, exp, abs, square, sqrt, truncated, rounded, clipped.
+
+    >>> elementwise(np.array([0.5, 0.25]), np.log([0.5, 0.25]))[0][0]
+    'elementwise:log'
+    """
+    if e.shape != g.shape or not (np.all(np.isfinite(e)) and np.all(np.isfinite(g))) or _close(e, g, atol, rtol):
+        return []
+    out = []
+    with np.errstate(all="ignore"):
+        for name, words, fn in _FUNCTIONS:
+            value = fn(e)
+            if value is not None and np.all(np.isfinite(value)) and _close(value, g, atol, rtol):
+                out.append((f"elementwise:{name}", words))
+    differ = ~np.isclose(e, g, atol=atol, rtol=rtol)
+    if differ.any() and not differ.all() and e.size > 2:
+        lo, hi = float(g.min()), float(g.max())
+        beyond = (e > hi) | (e < lo)
+        if _close(np.clip(e, lo, hi), g, atol, rtol) and np.array_equal(beyond & differ, differ):
+            sides = (("below", lo, np.any(e < lo)), ("above", hi, np.any(e > hi)))
+            bounds = [f"{side} at {bound:g}" for side, bound, hit in sides if hit]
+            out.append(("elementwise:clip", f"the right values clipped {' and '.join(bounds)}"))
+    return out
+
+
+def _softmax(x, axis):
+    shifted = x - x.max(axis=axis, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=axis, keepdims=True)
+
+
+def along_axis(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """``g`` is the softmax or log-softmax of ``e`` along an axis, or ``e`` plus one constant per slice of it."""
+    if e.shape != g.shape or e.ndim < 1 or not (np.all(np.isfinite(e)) and np.all(np.isfinite(g))):
+        return []
+    if _close(e, g, atol, rtol):
+        return []
+    out = []
+    with np.errstate(all="ignore"):
+        for axis in range(e.ndim):
+            if e.shape[axis] < 2:
+                continue
+            where = _axis_word(axis, e.ndim)
+            soft = _softmax(e, axis)
+            if _close(soft, g, atol, rtol):
+                out.append((f"softmax_of_right:{axis - e.ndim}", f"the softmax of the right values along {where}"))
+                continue
+            if _close(np.log(soft), g, atol, rtol):
+                out.append(
+                    (
+                        f"log_softmax_of_right:{axis - e.ndim}",
+                        f"the log-softmax of the right values along {where} (log-probabilities)",
+                    )
+                )
+                continue
+            d = g - e
+            first = np.take(d, [0], axis=axis)
+            if _close(d, np.broadcast_to(first, d.shape), atol, rtol) and not _close(
+                d, np.full_like(d, d.flat[0]), atol, rtol
+            ):
+                out.append(
+                    (
+                        f"shift_per_slice:{axis - e.ndim}",
+                        f"the right values plus a different constant for each slice along {where}",
+                    )
+                )
+    return out
+
+
+def _lengths(x):
+    return np.sqrt((x.astype(float) ** 2).sum(axis=-1))
+
+
+def rescaled_rows_and_columns(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
+    """``g[..., i, j] = e[..., i, j] * a[..., i] * b[..., j]`` with neither factor constant: rows and columns
+    rescaled; a cosine similarity when ``1 / a`` and ``1 / b`` are the lengths of two arguments' vectors.
+
+    ``arrays`` are the case's array arguments as ``(name, array)``.
+    """
+    if e.shape != g.shape or e.ndim < 2 or np.any(np.abs(e) < 1e-12) or not np.all(np.isfinite(g)):
+        return []
+    if np.any(g == 0) or _close(e, g, atol, rtol):
+        return []
+    ratio = g / e
+    rows = ratio[..., :, :1]  # (..., q_len, 1)
+    cols = ratio[..., :1, :] / ratio[..., :1, :1]  # (..., 1, k_len)
+    if not _close(rows * cols, ratio, atol, max(rtol, 1e-6)):
+        return []
+    if _close(rows, np.broadcast_to(rows[..., :1, :], rows.shape), 1e-9, 1e-6) or _close(
+        cols, np.ones_like(cols), 1e-9, 1e-6
+    ):
+        return []  # one factor per slice of one axis only: relations says that ("per_slice")
+    for (a_name, a), (b_name, b) in itertools.permutations(arrays, 2):
+        if a.ndim < 1 or b.ndim < 1 or a.shape[-2:-1] != e.shape[-2:-1] or b.shape[-2:-1] != e.shape[-1:]:
+            continue
+        with np.errstate(all="ignore"):
+            cosine = e / (_lengths(a)[..., :, None] * _lengths(b)[..., None, :])
+        if cosine.shape == g.shape and _close(cosine, g, atol, rtol):
+            return [
+                (
+                    "cosine",
+                    f"the right values divided by the lengths of the vectors of `{a_name}` and of `{b_name}`: a "
+                    "cosine similarity where the plain dot products are asked",
+                )
+            ]
+    return [("rescaled_rows_and_columns", "the right values times one factor for each row and another for each column")]
+
+
+def scrambled(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """All of the right values in other positions: read in another axis order and reshaped, or another shape."""
+    if e.size != g.size or e.size < 3 or _close(e, g, atol, rtol):
+        return []
+    if not _close(np.sort(e, axis=None), np.sort(g, axis=None), atol, rtol):
+        return []
+    if e.ndim <= 5:
+        for perm in itertools.permutations(range(e.ndim)):
+            if perm == tuple(range(e.ndim)):
+                continue
+            if _close(np.transpose(e, perm).reshape(g.shape), g, atol, rtol):
+                return [
+                    (
+                        "scrambled:reshape",
+                        f"the right values read in the axis order {perm} and reshaped to {g.shape}: a reshape where "
+                        "axes must be moved (a transpose), so values land in the wrong places",
+                    )
+                ]
+    if g.ndim <= 5:
+        for perm in itertools.permutations(range(g.ndim)):
+            if perm == tuple(range(g.ndim)):
+                continue
+            if np.transpose(g, perm).size == e.size and _close(np.transpose(g, perm).reshape(e.shape), e, atol, rtol):
+                return [
+                    (
+                        "scrambled:reshape",
+                        f"the right values reshaped (without moving axes) and then read in the axis order {perm}: "
+                        "values land in the wrong places",
+                    )
+                ]
+    if e.shape != g.shape:
+        return [("scrambled:shape", f"all of the right values, laid out as shape {g.shape} instead of {e.shape}")]
+    return [("scrambled", "all of the right values, but in other positions: axes mixed by a reshape or an index")]
+
+
+def region(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """Right except at the first or last position along one axis, or right only on the first slice of one axis."""
+    if e.shape != g.shape or e.ndim < 1:
+        return []
+    if e.dtype == bool or g.dtype == bool:
+        differ = e != g
+    else:
+        with np.errstate(all="ignore"):
+            differ = ~np.isclose(e.astype(float), g.astype(float), atol=atol, rtol=rtol)
+    if not differ.any() or differ.all():
+        return []
+    out = []
+    for axis in range(e.ndim):
+        n = e.shape[axis]
+        if n < 3:
+            continue
+        where = _axis_word(axis, e.ndim)
+        hit = np.nonzero(differ.any(axis=tuple(a for a in range(e.ndim) if a != axis)))[0]
+        if list(hit) == [n - 1]:
+            out.append((f"region:last:{axis - e.ndim}", f"right except at the last position along {where}"))
+        elif list(hit) == [0]:
+            out.append((f"region:first:{axis - e.ndim}", f"right except at the first position along {where}"))
+        elif list(hit) == list(range(1, n)) and np.take(differ, range(1, n), axis=axis).all():
+            out.append(
+                (
+                    f"region:only_first:{axis - e.ndim}",
+                    f"right on the first slice along {where} only (the first batch item, head or row?), wrong on "
+                    "every other",
+                )
+            )
+    return out
+
+
+def weight_sums(e, g) -> list:
+    """Where each row of ``e`` is weights (non-negative, summing to 1 over the last axis), what ``g``'s rows do."""
+    if e.shape != g.shape or e.ndim < 1 or e.shape[-1] < 2 or not np.all(np.isfinite(g)):
+        return []
+    if not (np.all(e >= 0) and np.allclose(e.sum(axis=-1), 1.0, atol=1e-6)):
+        return []
+    sums = g.sum(axis=-1)
+    if np.any(g < -1e-9):
+        return [("weight_sums:negative", "weights with negative entries, where every weight is at least 0")]
+    if np.allclose(sums, 1.0, atol=1e-5):
+        return []
+    if np.allclose(sums, sums.flat[0], rtol=1e-6, atol=1e-9):
+        return [("weight_sums:constant", f"weights that sum to {float(sums.flat[0]):.4g} along the keys, not 1")]
+    return [
+        (
+            "weight_sums:varies",
+            f"weights whose sums along the keys vary from {float(sums.min()):.4g} to {float(sums.max()):.4g}, not 1",
+        )
+    ]
+
+
+def zeros(e, g) -> list:
+    """Not 0 where the right output is exactly 0 (masked or padded entries that get a value), or 0 where it is not
+    (entries hidden that must not be)."""
+    if e.shape != g.shape or e.size < 3 or not (np.all(np.isfinite(e)) and np.all(np.isfinite(g))):
+        return []
+    right_zero, mine_zero = e == 0, g == 0
+    if right_zero.all() or not (right_zero.any() or mine_zero.any()):
+        return []
+    gained = right_zero & ~mine_zero
+    lost = mine_zero & ~right_zero
+    if gained.any() and not lost.any():
+        return [
+            (
+                "zeros:filled",
+                f"not 0 at {int(gained.sum())} of the {int(right_zero.sum())} entries where the right output is 0 "
+                "(masked or padded positions that still get a value)",
+            )
+        ]
+    if lost.any() and not gained.any():
+        return [
+            (
+                "zeros:extra",
+                f"0 at {int(lost.sum())} entries where the right output is not (positions hidden or left out that "
+                "must not be)",
+            )
+        ]
+    return []
+
+
+def scalar_units(e, g) -> list:
+    """One number a hundred times the right one (a percentage where a fraction is asked), or the reverse."""
+    if e.ndim != 0 or g.ndim != 0 or not np.isfinite(e) or not np.isfinite(g) or float(e) == 0:
+        return []
+    c = float(g) / float(e)
+    if np.isclose(c, 100, rtol=1e-9):
+        return [("units:percent", "a hundred times the right one: a percentage where a fraction is asked")]
+    if np.isclose(c, 0.01, rtol=1e-9):
+        return [("units:fraction", "the right one divided by 100: a fraction where a percentage is asked")]
+    return []
+
+
+def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
+    """Every observation on one case, most specific first, as ``(key, words)`` pairs."""
+    if e.dtype == bool or g.dtype == bool:
+        return region(e, g) if e.shape == g.shape else []
+    e, g = e.astype(float), g.astype(float)
+    out = []
+    for fn in (elementwise, along_axis):
+        out += fn(e, g, atol, rtol)
+    out += rescaled_rows_and_columns(e, g, arrays, atol, rtol)
+    out += scrambled(e, g, atol, rtol)
+    out += region(e, g, atol, rtol)
+    out += zeros(e, g)
+    out += scalar_units(e, g)
+    out += weight_sums(e, g)
+    return out

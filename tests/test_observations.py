@@ -1,0 +1,151 @@
+"""What a wrong output does, observed against the right one (issue 26 §2): each observation fails without its code.
+
+The observations (``course_utils/exercises/observations.py``) come after every relation and mutation; each is
+named only when it holds on every failing case, and its words say what the answer does, never the right code.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from course_utils import exercises
+from course_utils.exercises import observations as obs
+from course_utils.exercises.relations import Triple, explain, findings
+
+RNG = np.random.default_rng(7)
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _keys(found):
+    return [key for key, _ in found]
+
+
+def test_an_elementwise_function_of_the_right_values():
+    w = _softmax(RNG.standard_normal((3, 5)))
+    assert "elementwise:log" in _keys(obs.elementwise(w, np.log(w)))
+    x = RNG.standard_normal((3, 5)) * 3
+    assert "elementwise:square" in _keys(obs.elementwise(x, x**2))
+    assert "elementwise:trunc" in _keys(obs.elementwise(x, np.trunc(x)))
+    assert "elementwise:abs" in _keys(obs.elementwise(x, np.abs(x)))
+    clipped = obs.elementwise(x * 100, np.clip(x * 100, -50, 50))
+    assert clipped and clipped[0][0] == "elementwise:clip" and "at 50" in clipped[0][1]
+    assert obs.elementwise(x, x * 1.5) == []  # a scale is no elementwise function named here
+    assert obs.elementwise(x, x) == []  # the right values are no mistake
+
+
+def test_softmax_log_softmax_and_a_shift_per_slice():
+    x = RNG.standard_normal((4, 6))
+    assert _keys(obs.along_axis(x, _softmax(x))) == ["softmax_of_right:-1"]
+    assert _keys(obs.along_axis(x, np.log(_softmax(x, 0)))) == ["log_softmax_of_right:-2"]
+    shifted = x + RNG.standard_normal((4, 1))
+    assert _keys(obs.along_axis(x, shifted)) == ["shift_per_slice:-1"]
+    assert obs.along_axis(x, x + 2.0) == []  # one constant: relations says "offset"
+
+
+def test_cosine_similarity_is_named_by_the_lengths_of_two_arguments():
+    q, k = RNG.standard_normal((3, 4)), RNG.standard_normal((5, 4))
+    right = q @ k.T
+    cosine = right / (np.linalg.norm(q, axis=-1)[:, None] * np.linalg.norm(k, axis=-1)[None, :])
+    found = obs.rescaled_rows_and_columns(right, cosine, [("q", q), ("k", k)])
+    assert _keys(found) == ["cosine"] and "`q`" in found[0][1] and "`k`" in found[0][1]
+    other = right * RNG.uniform(1, 2, (3, 1)) * RNG.uniform(1, 2, (1, 5))
+    assert _keys(obs.rescaled_rows_and_columns(right, other, [("q", q), ("k", k)])) == ["rescaled_rows_and_columns"]
+    assert obs.rescaled_rows_and_columns(right, right * RNG.uniform(1, 2, (3, 1)), []) == []  # one axis: per_slice
+
+
+def test_the_right_values_in_other_positions():
+    k = RNG.standard_normal((5, 3))
+    right = k.T  # (3, 5)
+    found = obs.scrambled(right, k.reshape(3, 5))  # a reshape where a transpose belongs
+    assert _keys(found) == ["scrambled:reshape"]
+    assert _keys(obs.scrambled(right, right.reshape(-1))) == ["scrambled:shape"]
+    rolled = np.roll(right.reshape(-1), 1).reshape(3, 5)
+    assert _keys(obs.scrambled(right, rolled)) == ["scrambled"]
+    assert obs.scrambled(right, right + 1) == []  # other values: nothing scrambled
+
+
+def test_right_except_at_one_end_or_only_on_the_first_slice():
+    x = RNG.standard_normal((2, 4, 5))
+    last = x.copy()
+    last[..., -1] = 0
+    assert "region:last:-1" in _keys(obs.region(x, last))
+    first = x.copy()
+    first[:, 0, :] += 1
+    assert "region:first:-2" in _keys(obs.region(x, first))
+    y = RNG.standard_normal((3, 4, 5))
+    only = y.copy()
+    only[1:] *= 2
+    assert "region:only_first:-3" in _keys(obs.region(y, only))
+    assert obs.region(x, x + 1) == []  # everything differs: no region
+
+
+def test_weights_that_do_not_sum_to_one():
+    w = _softmax(RNG.standard_normal((3, 4)))
+    found = obs.weight_sums(w, 2 * w)
+    assert _keys(found) == ["weight_sums:constant"] and "sum to 2 along the keys, not 1" in found[0][1]
+    assert _keys(obs.weight_sums(w, w - 0.5)) == ["weight_sums:negative"]
+    assert _keys(obs.weight_sums(w, w * RNG.uniform(1, 2, (3, 1)))) == ["weight_sums:varies"]
+    assert obs.weight_sums(w, np.roll(w, 1, axis=-1)) == []  # still weights: nothing to say about the sums
+
+
+def test_a_percentage_where_a_fraction_is_asked():
+    assert _keys(obs.scalar_units(np.array(0.25), np.array(25.0))) == ["units:percent"]
+    assert obs.scalar_units(np.array(0.25), np.array(0.5)) == []
+
+
+def test_the_engine_names_an_observation_only_when_every_failing_case_shows_it():
+    ex = exercises.get("00.dot_scores")
+    cases = [(RNG.standard_normal((3, 2)), RNG.standard_normal((4, 2))) for _ in range(2)]
+    triples = []
+    for i, (q, k) in enumerate(cases):
+        right = q @ k.T
+        got = right / (np.linalg.norm(q, axis=-1)[:, None] * np.linalg.norm(k, axis=-1)[None, :])
+        triples.append(Triple(f"case {i + 1} of 2", (q, k), right, got))
+    found = explain(ex, triples)
+    assert found.named and found.key == "cosine" and "cosine similarity" in found.sentence
+    q, k = cases[0]
+    mixed = [triples[0], Triple("case 2 of 2", (q, k), q @ k.T, np.log(np.abs(q @ k.T)) + 7)]
+    assert not explain(ex, mixed).named
+
+
+def test_relations_come_before_observations():
+    ex = exercises.get("01.softmax_along")
+    x = RNG.standard_normal((3, 4))
+    right = _softmax(x)
+    keys = [f.key for f in findings(ex, (x,), right, _softmax(x, 0))]
+    assert keys[0] == "normalised_other_axis"  # the named relation first; the observation of the sums after it
+    found = explain(ex, [Triple("case 1 of 1", (x,), right, _softmax(x, 0))])
+    assert found.key == "normalised_other_axis"
+
+
+@pytest.mark.parametrize("answer", [lambda x, axis=-1: np.log(_softmax(x, axis))])
+def test_a_log_softmax_answer_is_named_by_the_check(answer):
+    from course_utils.exercises import engine
+
+    verdict = engine.judge(exercises.get("01.softmax_along"), answer)
+    assert verdict.status == "wrong" and "logarithm of the right values" in verdict.detail
+
+
+def test_values_where_the_right_output_is_zero_and_zeros_where_it_is_not():
+    w = _softmax(RNG.standard_normal((4, 5)))
+    masked = np.tril(w)
+    masked = masked / masked.sum(-1, keepdims=True)
+    found = obs.zeros(masked, w)  # a mask left out: the hidden keys get weight
+    assert _keys(found) == ["zeros:filled"] and "10 of the 10 entries" in found[0][1]
+    x = RNG.standard_normal((3, 4)) + 5
+    cut = x.copy()
+    cut[:, -1] = 0
+    assert _keys(obs.zeros(x, cut)) == ["zeros:extra"]
+    assert obs.zeros(x, x + 1) == []  # no zero anywhere
+
+
+def test_an_output_named_weights_is_no_weak_observation():
+    from course_utils.exercises import relations
+
+    assert relations._weak("weights:weight_sums:varies") and relations._weak("region:last:-1")
+    assert not relations._weak("weights:normalised_other_axis")  # the output's name is no observation's key
