@@ -62,8 +62,9 @@ def test_the_right_values_in_other_positions():
     k = RNG.standard_normal((5, 3))
     right = k.T  # (3, 5)
     found = obs.scrambled(right, k.reshape(3, 5))  # a reshape where a transpose belongs
-    assert _keys(found) == ["scrambled:reshape"]
-    assert _keys(obs.scrambled(right, right.reshape(-1))) == ["scrambled:shape"]
+    assert _keys(found) == ["scrambled"] and "reshaped" in found[0][1]  # one key, whatever the layout
+    other_shape = obs.scrambled(right, right.reshape(-1))
+    assert _keys(other_shape) == ["scrambled"] and "laid out as shape (15,)" in other_shape[0][1]
     rolled = np.roll(right.reshape(-1), 1).reshape(3, 5)
     assert _keys(obs.scrambled(right, rolled)) == ["scrambled"]
     assert obs.scrambled(right, right + 1) == []  # other values: nothing scrambled
@@ -149,3 +150,28 @@ def test_an_output_named_weights_is_no_weak_observation():
 
     assert relations._weak("weights:weight_sums:varies") and relations._weak("region:last:-1")
     assert not relations._weak("weights:normalised_other_axis")  # the output's name is no observation's key
+
+
+def test_observations_hold_on_edge_cases_a_check_draws():
+    q, k = RNG.standard_normal((1, 3)), RNG.standard_normal((6, 3))  # one query: a constant row factor
+    right = q @ k.T
+    cosine = right / (np.linalg.norm(q, axis=-1)[:, None] * np.linalg.norm(k, axis=-1)[None, :])
+    assert _keys(obs.rescaled_rows_and_columns(right, cosine, [("q", q), ("k", k)])) == ["cosine"]
+    x = np.array([[0.0, 1000.0, 2.0]])  # weights that underflow to exactly 0
+    log_weights = x - x.max() - np.log(np.exp(x - x.max()).sum())
+    assert "elementwise:log" in _keys(obs.elementwise(_softmax(x), log_weights))
+    in_float32 = np.array(np.float32(100 * 3 / 11))  # a percentage computed in float32
+    assert _keys(obs.scalar_units(np.array(3 / 11), in_float32)) == ["units:percent"]
+
+
+def test_the_scores_where_the_weights_are_asked():
+    scores = RNG.standard_normal((3, 5))
+    found = obs.along_axis(_softmax(scores), scores)
+    assert _keys(found) == ["before_softmax:-1"] and "before the softmax" in found[0][1]
+
+
+def test_a_factor_that_is_the_log_of_a_size():
+    ex = exercises.get("05.row_entropy")
+    row = np.full(8, 1 / 8)
+    keys = [f.key for f in findings(ex, (row,), np.float64(np.log(8)), np.float64(1.0))]
+    assert "factor:1/ln(row.shape[-1])" in keys  # an entropy divided by its largest value, ln k

@@ -7,7 +7,8 @@ it, for every exercise at once, and each is named only when it holds on every fa
 - :func:`elementwise`: a function of the right values, entry by entry (log, exp, abs, square, square root,
   rounded or truncated to whole numbers, clipped at a bound);
 - :func:`along_axis`: the softmax or the log-softmax of the right values along one axis (weights where scores
-  are asked, log-probabilities where logits are), or the right values plus a different constant per slice;
+  are asked, log-probabilities where logits are), values whose softmax is the right output (the scores where
+  the weights are asked), or the right values plus a different constant per slice;
 - :func:`rescaled_rows_and_columns`: the right values divided by one factor per row and one per column, and
   when those factors are the lengths of two arguments' vectors, a cosine similarity;
 - :func:`scrambled`: all of the right values, in other positions (a reshape where a transpose belongs, or the
@@ -55,7 +56,7 @@ def _axis_word(axis: int, ndim: int) -> str:
 
 
 _FUNCTIONS = (
-    ("log", "the logarithm of the right values", lambda e: np.log(e) if np.all(e > 0) else None),
+    ("log", "the logarithm of the right values", lambda e: np.log(e) if np.all(e >= 0) and np.any(e > 0) else None),
     ("exp", "the exponential of the right values", np.exp),
     ("abs", "the absolute values of the right ones (the signs lost)", np.abs),
     ("square", "the right values squared", np.square),
@@ -77,7 +78,11 @@ def elementwise(e, g, atol=1e-6, rtol=1e-5) -> list:
     with np.errstate(all="ignore"):
         for name, words, fn in _FUNCTIONS:
             value = fn(e)
-            if value is not None and np.all(np.isfinite(value)) and _close(value, g, atol, rtol):
+            if value is None:
+                continue
+            underflow = np.isneginf(value) & (g < -700)  # log(0): an exponent so low that exp() gives 0 exactly
+            value = np.where(underflow, g, value)
+            if np.all(np.isfinite(value)) and _close(value, g, atol, rtol):
                 out.append((f"elementwise:{name}", words))
     differ = ~np.isclose(e, g, atol=atol, rtol=rtol)
     if differ.any() and not differ.all() and e.size > 2:
@@ -108,6 +113,14 @@ def along_axis(e, g, atol=1e-6, rtol=1e-5) -> list:
             if e.shape[axis] < 2:
                 continue
             where = _axis_word(axis, e.ndim)
+            if _close(_softmax(g, axis), e, atol, rtol):
+                out.append(
+                    (
+                        f"before_softmax:{axis - e.ndim}",
+                        f"values whose softmax along {where} is the right output: the scores before the softmax",
+                    )
+                )
+                continue
             soft = _softmax(e, axis)
             if _close(soft, g, atol, rtol):
                 out.append((f"softmax_of_right:{axis - e.ndim}", f"the softmax of the right values along {where}"))
@@ -144,19 +157,8 @@ def rescaled_rows_and_columns(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
 
     ``arrays`` are the case's array arguments as ``(name, array)``.
     """
-    if e.shape != g.shape or e.ndim < 2 or np.any(np.abs(e) < 1e-12) or not np.all(np.isfinite(g)):
+    if e.shape != g.shape or e.ndim < 2 or not np.all(np.isfinite(g)) or _close(e, g, atol, rtol):
         return []
-    if np.any(g == 0) or _close(e, g, atol, rtol):
-        return []
-    ratio = g / e
-    rows = ratio[..., :, :1]  # (..., q_len, 1)
-    cols = ratio[..., :1, :] / ratio[..., :1, :1]  # (..., 1, k_len)
-    if not _close(rows * cols, ratio, atol, max(rtol, 1e-6)):
-        return []
-    if _close(rows, np.broadcast_to(rows[..., :1, :], rows.shape), 1e-9, 1e-6) or _close(
-        cols, np.ones_like(cols), 1e-9, 1e-6
-    ):
-        return []  # one factor per slice of one axis only: relations says that ("per_slice")
     for (a_name, a), (b_name, b) in itertools.permutations(arrays, 2):
         if a.ndim < 1 or b.ndim < 1 or a.shape[-2:-1] != e.shape[-2:-1] or b.shape[-2:-1] != e.shape[-1:]:
             continue
@@ -170,6 +172,17 @@ def rescaled_rows_and_columns(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
                     "cosine similarity where the plain dot products are asked",
                 )
             ]
+    if np.any(np.abs(e) < 1e-12) or np.any(g == 0):
+        return []
+    ratio = g / e
+    rows = ratio[..., :, :1]  # (..., q_len, 1)
+    cols = ratio[..., :1, :] / ratio[..., :1, :1]  # (..., 1, k_len)
+    if not _close(rows * cols, ratio, atol, max(rtol, 1e-6)):
+        return []
+    if _close(rows, np.broadcast_to(rows[..., :1, :], rows.shape), 1e-9, 1e-6) or _close(
+        cols, np.ones_like(cols), 1e-9, 1e-6
+    ):
+        return []  # one factor per slice of one axis only: relations says that ("per_slice")
     return [("rescaled_rows_and_columns", "the right values times one factor for each row and another for each column")]
 
 
@@ -186,7 +199,7 @@ def scrambled(e, g, atol=1e-6, rtol=1e-5) -> list:
             if _close(np.transpose(e, perm).reshape(g.shape), g, atol, rtol):
                 return [
                     (
-                        "scrambled:reshape",
+                        "scrambled",
                         f"the right values read in the axis order {perm} and reshaped to {g.shape}: a reshape where "
                         "axes must be moved (a transpose), so values land in the wrong places",
                     )
@@ -198,13 +211,13 @@ def scrambled(e, g, atol=1e-6, rtol=1e-5) -> list:
             if np.transpose(g, perm).size == e.size and _close(np.transpose(g, perm).reshape(e.shape), e, atol, rtol):
                 return [
                     (
-                        "scrambled:reshape",
+                        "scrambled",
                         f"the right values reshaped (without moving axes) and then read in the axis order {perm}: "
                         "values land in the wrong places",
                     )
                 ]
     if e.shape != g.shape:
-        return [("scrambled:shape", f"all of the right values, laid out as shape {g.shape} instead of {e.shape}")]
+        return [("scrambled", f"all of the right values, laid out as shape {g.shape} instead of {e.shape}")]
     return [("scrambled", "all of the right values, but in other positions: axes mixed by a reshape or an index")]
 
 
@@ -291,14 +304,14 @@ def zeros(e, g) -> list:
     return []
 
 
-def scalar_units(e, g) -> list:
+def scalar_units(e, g, rtol=1e-5) -> list:
     """One number a hundred times the right one (a percentage where a fraction is asked), or the reverse."""
     if e.ndim != 0 or g.ndim != 0 or not np.isfinite(e) or not np.isfinite(g) or float(e) == 0:
         return []
     c = float(g) / float(e)
-    if np.isclose(c, 100, rtol=1e-9):
+    if np.isclose(c, 100, rtol=rtol, atol=0):
         return [("units:percent", "a hundred times the right one: a percentage where a fraction is asked")]
-    if np.isclose(c, 0.01, rtol=1e-9):
+    if np.isclose(c, 0.01, rtol=rtol, atol=0):
         return [("units:fraction", "the right one divided by 100: a fraction where a percentage is asked")]
     return []
 
@@ -315,6 +328,6 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     out += scrambled(e, g, atol, rtol)
     out += region(e, g, atol, rtol)
     out += zeros(e, g)
-    out += scalar_units(e, g)
+    out += scalar_units(e, g, max(rtol, 1e-6))
     out += weight_sums(e, g)
     return out

@@ -120,7 +120,8 @@ def size_labels(args, names) -> dict:
 
 
 def _factors(labels: dict) -> list:
-    """``[(value, label)]``: each size, its inverse, its square root and the inverse of that."""
+    """``[(value, label)]``: each size, its inverse, its square root and the inverse of that, then its natural
+    log and the inverse of that (an entropy divided by its maximum, ln k)."""
     out = []
     for label, size in labels.items():
         out += [
@@ -129,6 +130,8 @@ def _factors(labels: dict) -> list:
             (math.sqrt(size), f"√({label})"),
             (1 / math.sqrt(size), f"1/√({label})"),
         ]
+    for label, size in labels.items():
+        out += [(math.log(size), f"ln({label})"), (1 / math.log(size), f"1/ln({label})")]
     return out
 
 
