@@ -347,3 +347,12 @@ def test_an_output_of_a_tuple_that_is_right_names_nothing():
     weights = rng.standard_normal((2, 5))
     keys = [f.key for f in findings(ex, (), (right_mask, weights), (right_mask, weights + 1.0))]
     assert keys and not [k for k in keys if k.startswith("output:")]
+
+
+def test_outputs_handed_back_in_another_order_while_their_gradients_differ():
+    ex = exercises.get("02.masked_attention")
+    rng = np.random.default_rng(8)
+    right = tuple(rng.standard_normal((2, 3)) for _ in range(5))  # output, weights, three gradients
+    got = (right[1], right[0], right[2] + 1, right[3], right[4] * 2)  # swapped; a gradient differs as a result
+    keys = [f.key for f in findings(ex, (), right, got)]
+    assert keys[:1] == ["outputs_order:(1, 0, 2, 3, 4)"]

@@ -15,7 +15,7 @@ it, for every exercise at once, and each is named only when it holds on every fa
   reverse) or in another shape;
 - :func:`region`: right everywhere except at the first or last position along one axis, or right only on the
   first slice along one axis (the first batch item, the first head);
-- :func:`zeros`: not 0 where the right output is exactly 0 (masked entries that get weight), or 0 where it is not;
+- :func:`zeros`: right except that entries which must be exactly 0 are not, or that some are 0 which must not be;
 - :func:`weight_sums`: where the right output is weights (each row sums to 1), what the student's rows sum to.
 
 Each function takes the right output ``e`` and the student's ``g`` as NumPy arrays and returns
@@ -275,31 +275,26 @@ def weight_sums(e, g) -> list:
     ]
 
 
-def zeros(e, g) -> list:
-    """Not 0 where the right output is exactly 0 (masked or padded entries that get a value), or 0 where it is not
-    (entries hidden that must not be)."""
+def zeros(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """Right everywhere except that entries which must be exactly 0 are not (or entries that must not be 0 are)."""
     if e.shape != g.shape or e.size < 3 or not (np.all(np.isfinite(e)) and np.all(np.isfinite(g))):
         return []
     right_zero, mine_zero = e == 0, g == 0
-    if right_zero.all() or not (right_zero.any() or mine_zero.any()):
+    with np.errstate(all="ignore"):
+        differ = ~np.isclose(e, g, atol=atol, rtol=rtol)
+    if right_zero.all() or not differ.any():
         return []
-    gained = right_zero & ~mine_zero
-    lost = mine_zero & ~right_zero
-    if gained.any() and not lost.any():
+    if np.array_equal(differ & right_zero, differ):
         return [
             (
-                "zeros:filled",
-                f"not 0 at {int(gained.sum())} of the {int(right_zero.sum())} entries where the right output is 0 "
-                "(masked or padded positions that still get a value)",
+                "zeros:nonzero",
+                f"right except at {int(differ.sum())} of the {int(right_zero.sum())} entries where the right output "
+                "is exactly 0: yours are not 0 there",
             )
         ]
-    if lost.any() and not gained.any():
+    if np.array_equal(differ & mine_zero, differ):
         return [
-            (
-                "zeros:extra",
-                f"0 at {int(lost.sum())} entries where the right output is not (positions hidden or left out that "
-                "must not be)",
-            )
+            ("zeros:extra", f"right except at {int(differ.sum())} entries that are 0 in yours and not in the right one")
         ]
     return []
 
@@ -327,7 +322,7 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     out += rescaled_rows_and_columns(e, g, arrays, atol, rtol)
     out += scrambled(e, g, atol, rtol)
     out += region(e, g, atol, rtol)
-    out += zeros(e, g)
+    out += zeros(e, g, atol, rtol)
     out += scalar_units(e, g, max(rtol, 1e-6))
     out += weight_sums(e, g)
     return out

@@ -593,10 +593,16 @@ def _outputs_order(exercise, expected, got, names) -> list:
         return []
     atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
     for perm in itertools.permutations(range(n)):
-        if perm == tuple(range(n)):
+        moved = [k for k in range(n) if perm[k] != k]
+        if not moved:
             continue
-        if all(_same_value(expected[perm[k]], got[k], atol, rtol) for k in range(n)):
-            said = [names[p] if names else f"result[{p}]" for p in perm]
+        # the outputs moved are right ones in another place; those not moved may differ (gradients computed
+        # from the swapped outputs)
+        if all(
+            _same_value(expected[perm[k]], got[k], atol, rtol) and not _same_value(expected[k], got[k], atol, rtol)
+            for k in moved
+        ):
+            said = [names[perm[k]] if names else f"result[{perm[k]}]" for k in moved]
             return [Finding(f"outputs_order:{perm}", f"the right outputs in another order: ({', '.join(said)})")]
     return []
 
