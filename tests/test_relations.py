@@ -356,3 +356,20 @@ def test_outputs_handed_back_in_another_order_while_their_gradients_differ():
     got = (right[1], right[0], right[2] + 1, right[3], right[4] * 2)  # swapped; a gradient differs as a result
     keys = [f.key for f in findings(ex, (), right, got)]
     assert keys[:1] == ["outputs_order:(1, 0, 2, 3, 4)"]
+
+
+def test_a_reduction_swapped_for_its_twin_is_named_by_the_mutation_engine():
+    def strongest_key(weights, query_labels, key_labels):
+        return [key_labels[j] for j in np.argmin(weights, axis=1)]  # the weakest key
+
+    verdict = _judge("01.strongest_key", strongest_key)
+    assert verdict.status == "wrong" and verdict.relation == "mutant:twin:argmax"
+    assert "smallest entry taken where the largest is asked" in verdict.detail
+
+
+def test_a_transpose_left_out_is_a_mutant():
+    from course_utils.exercises import mutation_sites
+
+    tree = __import__("ast").parse("def f(Q, K):\n    return Q @ K.T + Q @ np.swapaxes(K, -1, -2)\n")
+    keys = [site[0] for site in mutation_sites.twin_sites(tree)]
+    assert keys.count("transpose:dropped") == 2
