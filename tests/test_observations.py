@@ -169,3 +169,14 @@ def test_a_factor_that_is_the_log_of_a_size():
     row = np.full(8, 1 / 8)
     keys = [f.key for f in findings(ex, (row,), np.float64(np.log(8)), np.float64(1.0))]
     assert "factor:1/ln(row.shape[-1])" in keys  # an entropy divided by its largest value, ln k
+
+
+def test_blocks_summed_or_averaged_where_they_belong_side_by_side_and_the_reverse():
+    heads = RNG.standard_normal((3, 5, 2, 4))  # (batch, seq_len, heads, d_head)
+    right = heads.reshape(3, 5, 8)  # merged side by side
+    assert _keys(obs.folded(right, heads.sum(axis=2))) == ["folded:summed"]
+    assert _keys(obs.folded(right, heads.mean(axis=2))) == ["folded:averaged"]
+    tokens, positions = RNG.standard_normal((3, 8, 20)), RNG.standard_normal((3, 8, 20))
+    found = obs.folded(tokens + positions, np.concatenate([tokens, positions], axis=-1))
+    assert _keys(found) == ["folded:joined"] and "2 parts side by side along axis -1" in found[0][1]
+    assert obs.folded(right, heads[:, :, 0]) == []  # one block kept: no sum, no mean

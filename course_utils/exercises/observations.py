@@ -13,6 +13,8 @@ it, for every exercise at once, and each is named only when it holds on every fa
   when those factors are the lengths of two arguments' vectors, a cosine similarity;
 - :func:`scrambled`: all of the right values, in other positions (a reshape where a transpose belongs, or the
   reverse) or in another shape;
+- :func:`folded`: one axis k times narrower (its blocks summed or averaged) or wider (parts side by side where
+  their sum is asked);
 - :func:`region`: right everywhere except at the first or last position along one axis, or right only on the
   first slice along one axis (the first batch item, the first head);
 - :func:`zeros`: right except that entries which must be exactly 0 are not, or that some are 0 which must not be;
@@ -35,6 +37,7 @@ __all__ = [
     "along_axis",
     "rescaled_rows_and_columns",
     "scrambled",
+    "folded",
     "region",
     "weight_sums",
     "zeros",
@@ -221,6 +224,37 @@ def scrambled(e, g, atol=1e-6, rtol=1e-5) -> list:
     return [("scrambled", "all of the right values, but in other positions: axes mixed by a reshape or an index")]
 
 
+def _blocks_combined(x, axis, k):
+    """``x`` with ``axis`` cut into ``k`` blocks in a row: (sum of the blocks, mean of the blocks)."""
+    moved = np.moveaxis(x, axis, -1)
+    cut = moved.reshape(*moved.shape[:-1], k, moved.shape[-1] // k)  # (..., k, size / k)
+    return np.moveaxis(cut.sum(axis=-2), -1, axis), np.moveaxis(cut.mean(axis=-2), -1, axis)
+
+
+def folded(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """One axis k times narrower or wider than asked: the blocks summed or averaged where they belong side by side
+    (heads merged by a sum), or side by side where their sum is asked (two parts joined instead of added)."""
+    if e.ndim != g.ndim or e.ndim < 1:
+        return []
+    differ = [axis for axis in range(e.ndim) if e.shape[axis] != g.shape[axis]]
+    if len(differ) != 1:
+        return []
+    axis = differ[0]
+    wide, narrow, joined = (e, g, False) if e.shape[axis] > g.shape[axis] else (g, e, True)
+    if wide.shape[axis] % narrow.shape[axis]:
+        return []
+    k = wide.shape[axis] // narrow.shape[axis]
+    where = _axis_word(axis, e.ndim)
+    total, mean = _blocks_combined(wide, axis, k)
+    if joined and _close(total, narrow, atol, rtol):
+        return [("folded:joined", f"{k} parts side by side along {where} where their sum is asked")]
+    if not joined:
+        for how, value in (("summed", total), ("averaged", mean)):
+            if _close(value, narrow, atol, rtol):
+                return [(f"folded:{how}", f"the right values' {k} blocks along {where} {how}, not side by side")]
+    return []
+
+
 def region(e, g, atol=1e-6, rtol=1e-5) -> list:
     """Right except at the first or last position along one axis, or right only on the first slice of one axis."""
     if e.shape != g.shape or e.ndim < 1:
@@ -321,6 +355,7 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
         out += fn(e, g, atol, rtol)
     out += rescaled_rows_and_columns(e, g, arrays, atol, rtol)
     out += scrambled(e, g, atol, rtol)
+    out += folded(e, g, atol, rtol)
     out += region(e, g, atol, rtol)
     out += zeros(e, g, atol, rtol)
     out += scalar_units(e, g, max(rtol, 1e-6))
