@@ -180,3 +180,9 @@ def test_blocks_summed_or_averaged_where_they_belong_side_by_side_and_the_revers
     found = obs.folded(tokens + positions, np.concatenate([tokens, positions], axis=-1))
     assert _keys(found) == ["folded:joined"] and "2 parts side by side along axis -1" in found[0][1]
     assert obs.folded(right, heads[:, :, 0]) == []  # one block kept: no sum, no mean
+
+
+def test_one_number_repeated_the_mean_of_all_the_right_values():
+    per_head = np.array([0.6, 0.3])
+    assert _keys(obs.collapsed(per_head, np.full(2, 0.45))) == ["collapsed:mean"]
+    assert obs.collapsed(per_head, np.full(2, 0.5)) == []  # a constant, but no mean or sum of the right values

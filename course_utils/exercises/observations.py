@@ -18,6 +18,7 @@ it, for every exercise at once, and each is named only when it holds on every fa
 - :func:`region`: right everywhere except at the first or last position along one axis, or right only on the
   first slice along one axis (the first batch item, the first head);
 - :func:`zeros`: right except that entries which must be exactly 0 are not, or that some are 0 which must not be;
+- :func:`collapsed`: the mean (or sum) of all the right values in every entry;
 - :func:`weight_sums`: where the right output is weights (each row sums to 1), what the student's rows sum to.
 
 Each function takes the right output ``e`` and the student's ``g`` as NumPy arrays and returns
@@ -41,6 +42,7 @@ __all__ = [
     "region",
     "weight_sums",
     "zeros",
+    "collapsed",
     "scalar_units",
     "observe",
 ]
@@ -333,6 +335,18 @@ def zeros(e, g, atol=1e-6, rtol=1e-5) -> list:
     return []
 
 
+def collapsed(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """One number in every entry, the mean or the sum of all the right values: averaged over every axis."""
+    if e.shape != g.shape or e.size < 2 or not np.all(np.isfinite(g)) or np.allclose(e, e.flat[0]):
+        return []
+    if not _close(g, np.full_like(g, g.flat[0]), atol, rtol):
+        return []
+    for how, value in (("mean", e.mean()), ("sum", e.sum())):
+        if np.isclose(g.flat[0], value, atol=atol, rtol=rtol):
+            return [(f"collapsed:{how}", f"the {how} of all the right values, repeated in every entry")]
+    return []
+
+
 def scalar_units(e, g, rtol=1e-5) -> list:
     """One number a hundred times the right one (a percentage where a fraction is asked), or the reverse."""
     if e.ndim != 0 or g.ndim != 0 or not np.isfinite(e) or not np.isfinite(g) or float(e) == 0:
@@ -358,6 +372,7 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     out += folded(e, g, atol, rtol)
     out += region(e, g, atol, rtol)
     out += zeros(e, g, atol, rtol)
+    out += collapsed(e, g, atol, rtol)
     out += scalar_units(e, g, max(rtol, 1e-6))
     out += weight_sums(e, g)
     return out
