@@ -68,6 +68,7 @@ def test_the_right_values_in_other_positions():
     rolled = np.roll(right.reshape(-1), 1).reshape(3, 5)
     assert _keys(obs.scrambled(right, rolled)) == ["scrambled"]
     assert obs.scrambled(right, right + 1) == []  # other values: nothing scrambled
+    assert obs.scrambled(right, np.sort(right, axis=-1))[0][1] == "the right values sorted along axis -1"
 
 
 def test_right_except_at_one_end_or_only_on_the_first_slice():
