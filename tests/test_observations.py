@@ -187,3 +187,12 @@ def test_one_number_repeated_the_mean_of_all_the_right_values():
     per_head = np.array([0.6, 0.3])
     assert _keys(obs.collapsed(per_head, np.full(2, 0.45))) == ["collapsed:mean"]
     assert obs.collapsed(per_head, np.full(2, 0.5)) == []  # a constant, but no mean or sum of the right values
+
+
+def test_axes_of_size_one_dropped_or_added():
+    mask = np.tril(np.ones((4, 4), dtype=bool))[None, None]  # (1, 1, tgt_len, tgt_len) is asked
+    found = obs.observe(mask, mask[0, 0])
+    assert _keys(found) == ["size_one_axes:dropped"] and "shape (4, 4) where (1, 1, 4, 4)" in found[0][1]
+    x = RNG.standard_normal((3, 5))
+    assert _keys(obs.size_one_axes(x, x[:, None, :])) == ["size_one_axes:added"]
+    assert obs.size_one_axes(x, x.T[:, None, :]) == []  # other values in the places: not just axes of size 1

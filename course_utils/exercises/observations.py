@@ -11,6 +11,7 @@ it, for every exercise at once, and each is named only when it holds on every fa
   the weights are asked), or the right values plus a different constant per slice;
 - :func:`rescaled_rows_and_columns`: the right values divided by one factor per row and one per column, and
   when those factors are the lengths of two arguments' vectors, a cosine similarity;
+- :func:`size_one_axes`: the right values with axes of size 1 dropped or added;
 - :func:`scrambled`: all of the right values, in other positions (a reshape where a transpose belongs, or the
   reverse) or in another shape;
 - :func:`folded`: one axis k times narrower (its blocks summed or averaged) or wider (parts side by side where
@@ -37,6 +38,7 @@ __all__ = [
     "elementwise",
     "along_axis",
     "rescaled_rows_and_columns",
+    "size_one_axes",
     "scrambled",
     "folded",
     "region",
@@ -189,6 +191,22 @@ def rescaled_rows_and_columns(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     ):
         return []  # one factor per slice of one axis only: relations says that ("per_slice")
     return [("rescaled_rows_and_columns", "the right values times one factor for each row and another for each column")]
+
+
+def size_one_axes(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """The right values in the right order, with axes of size 1 dropped or added (a shape the docstring promises
+    left out, or a ``keepdims`` / ``unsqueeze`` too many)."""
+    if e.shape == g.shape or e.size != g.size or np.squeeze(e).shape != np.squeeze(g).shape:
+        return []
+    if not _close(np.squeeze(e), np.squeeze(g), atol, rtol):
+        return []
+    how = "dropped" if g.ndim < e.ndim else "added"
+    return [
+        (
+            f"size_one_axes:{how}",
+            f"the right values with axes of size 1 {how}: shape {g.shape} where {e.shape} is asked",
+        )
+    ]
 
 
 def scrambled(e, g, atol=1e-6, rtol=1e-5) -> list:
@@ -366,12 +384,13 @@ def scalar_units(e, g, rtol=1e-5) -> list:
 def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     """Every observation on one case, most specific first, as ``(key, words)`` pairs."""
     if e.dtype == bool or g.dtype == bool:
-        return region(e, g) if e.shape == g.shape else []
+        return region(e, g) if e.shape == g.shape else size_one_axes(e, g)
     e, g = e.astype(float), g.astype(float)
     out = []
     for fn in (elementwise, along_axis):
         out += fn(e, g, atol, rtol)
     out += rescaled_rows_and_columns(e, g, arrays, atol, rtol)
+    out += size_one_axes(e, g, atol, rtol)
     out += scrambled(e, g, atol, rtol)
     out += folded(e, g, atol, rtol)
     out += region(e, g, atol, rtol)
