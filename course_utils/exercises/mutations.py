@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from course_utils.exercises.compare import compare
+from course_utils.exercises.mutation_sites import twin_sites
 from course_utils.exercises.relations import Finding
 
 __all__ = ["Mutant", "mutants", "finder", "MAX_MUTANTS"]
@@ -353,7 +354,7 @@ def _all_sites(tree) -> list:
                         moved.slice = shifted
                     words = "the right computation with an index off by one"
                     out.append(("index:off_by_one", words, None, None, (node, moved)))
-    return out + _sibling_sites(tree)
+    return out + twin_sites(tree) + _sibling_sites(tree)
 
 
 def _inverted(node):

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from course_utils.exercises import misconceptions as catalogue
+from course_utils.exercises import observations
 from course_utils.exercises.compare import is_array, to_numpy
 
 __all__ = [
@@ -56,6 +57,9 @@ class Finding:
     key: str
     words: str
     misconception: str | None = None  # the catalogue entry whose words and nudge explain it, when one does
+    single: bool = (
+        False  # found on one number (an output of a tuple): no fingerprint when another output is unexplained
+    )
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,8 @@ def size_labels(args, names) -> dict:
 
 
 def _factors(labels: dict) -> list:
-    """``[(value, label)]``: each size, its inverse, its square root and the inverse of that."""
+    """``[(value, label)]``: each size, its inverse, its square root and the inverse of that, then its natural
+    log and the inverse of that (an entropy divided by its maximum, ln k)."""
     out = []
     for label, size in labels.items():
         out += [
@@ -125,6 +130,8 @@ def _factors(labels: dict) -> list:
             (math.sqrt(size), f"√({label})"),
             (1 / math.sqrt(size), f"1/√({label})"),
         ]
+    for label, size in labels.items():
+        out += [(math.log(size), f"ln({label})"), (1 / math.log(size), f"1/ln({label})")]
     return out
 
 
@@ -422,11 +429,19 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
         out = _safe(_outputs_order, exercise, expected, got, names)
         if out:  # the right outputs, moved: that explains every item
             return out
+        atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
+        unexplained = False
         for i, (e, g) in enumerate(zip(expected, got, strict=True)):
             name = names[i] if names else f"result[{i}]"
-            for f in findings(exercise, args, e, g, steps=steps):
-                out.append(Finding(f"{name}:{f.key}", f"(your {name}) {f.words}", f.misconception))
-        return out
+            if not _item_differs(e, g, atol, rtol):
+                continue  # a right output relates to nothing: its axes of size 1 "permuted" are no mistake
+            found = findings(exercise, args, e, g, steps=steps)
+            unexplained = unexplained or (not found and _item_differs(e, g, atol, rtol))
+            single = getattr(_numeric(e), "size", 0) < 2  # one number: a relation on it may be a coincidence
+            out += [Finding(f"{name}:{f.key}", f"(your {name}) {f.words}", f.misconception, single) for f in found]
+        if unexplained:  # another output wrong in a way nothing explains: one number's relation is no fingerprint
+            out = [f for f in out if not f.single]
+        return [Finding(f.key, f.words, f.misconception) for f in out]
     e, g = _numeric(expected), _numeric(got)
     if e is None or g is None:
         return []
@@ -438,13 +453,18 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
             return []
         return _safe(_whole_numbers, int(e), int(g), labels)  # counts: a factor, a term or one off
     if e.shape != g.shape and e.dtype.kind in "biuf" and g.dtype.kind in "biuf":
-        return _safe(_permuted, e, g, atol, rtol) + _safe(_reshaped, e, g, labels, atol, rtol)
+        return (
+            _safe(_permuted, e, g, atol, rtol)
+            + _safe(_reshaped, e, g, labels, atol, rtol)
+            + _safe(_observed, e, g, args, names, atol, rtol)
+        )
     if e.dtype == bool and g.dtype == bool:
         return (
             _safe(_permuted, e, g, atol, rtol)
             + _safe(_masks, e, g)
             + _safe(_shifted, e, g, atol, rtol)
             + _safe(_steps, e, g, steps, atol, rtol)
+            + _safe(_observed, e, g, args, names, atol, rtol)
         )
     if e.dtype == bool or g.dtype == bool or e.dtype.kind not in "biuf" or g.dtype.kind not in "biuf":
         return []
@@ -463,7 +483,18 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
         + _safe(_fill, e, g)
         + _safe(_shifted, e, g, atol, rtol)
         + _safe(_difference, e, g, args, names, atol, rtol)
+        + _safe(_observed, e, g, args, names, atol, rtol)
     )
+
+
+def _observed(e, g, args, names, atol, rtol) -> list:
+    """What :mod:`course_utils.exercises.observations` sees, after every relation above (those come first)."""
+    arrays = []
+    for name, arg in zip(names, args, strict=False):
+        a = _numeric(arg)
+        if a is not None and a.dtype.kind in "iuf" and a.ndim >= 1:
+            arrays.append((name, a))
+    return [Finding(key, words) for key, words in observations.observe(e, g, arrays, atol, rtol)]
 
 
 _CONSTANT_FACTORS = (
@@ -562,10 +593,16 @@ def _outputs_order(exercise, expected, got, names) -> list:
         return []
     atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
     for perm in itertools.permutations(range(n)):
-        if perm == tuple(range(n)):
+        moved = [k for k in range(n) if perm[k] != k]
+        if not moved:
             continue
-        if all(_same_value(expected[perm[k]], got[k], atol, rtol) for k in range(n)):
-            said = [names[p] if names else f"result[{p}]" for p in perm]
+        # the outputs moved are right ones in another place; those not moved may differ (gradients computed
+        # from the swapped outputs)
+        if all(
+            _same_value(expected[perm[k]], got[k], atol, rtol) and not _same_value(expected[k], got[k], atol, rtol)
+            for k in moved
+        ):
+            said = [names[perm[k]] if names else f"result[{perm[k]}]" for k in moved]
             return [Finding(f"outputs_order:{perm}", f"the right outputs in another order: ({', '.join(said)})")]
     return []
 
@@ -583,6 +620,16 @@ def _outputs_missing(exercise, expected, got, names) -> list:
                 )
             ]
     return []
+
+
+def _item_differs(e, g, atol, rtol) -> bool:
+    """Whether one output of a tuple differs from the right one (numbers by tolerance, anything else by ==)."""
+    if _numeric(e) is not None and _numeric(g) is not None:
+        return not _same_value(e, g, atol, rtol)
+    try:
+        return not bool(e == g)
+    except Exception:
+        return True
 
 
 def _same_value(e, g, atol, rtol) -> bool:
@@ -617,9 +664,10 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
     what ("Case 2 of 4 (...) looks like ..."), or is empty.
     """
     per_case = []
+    one_bit = bool(triples) and all(_one_bit(t.expected) for t in triples)  # any mutant that flips it "matches"
     for triple in triples:
         found = findings(exercise, triple.args, triple.expected, triple.got, steps=triple.steps)
-        if extra is not None:
+        if extra is not None and not one_bit:
             with contextlib.suppress(Exception):
                 found = found + list(extra(triple))
         per_case.append(found)
@@ -630,8 +678,10 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
         keys = [f.key for f in found]
         common = keys if common is None else [k for k in common if k in keys]
     if common:
-        specific = [k for k in common if k not in ("factor", "temperature", "per_slice")]
-        key = (specific or common)[0]
+        generic = ("factor", "temperature", "per_slice")
+        specific = [k for k in common if k not in generic and not _weak(k)]
+        weak = [k for k in common if k not in generic and k not in specific]
+        key = (specific or weak or common)[0]
         finding = next(f for f in per_case[0] if f.key == key)
         where = "On every failing case" if len(triples) > 1 else "On the failing case"
         known = finding.misconception if finding.misconception in _known_ids() else None  # words only for entries
@@ -642,6 +692,30 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
                 f"{triple.label.capitalize()} looks like {found[0].words}; the other failing cases do not."
             )
     return Explanation("")
+
+
+_WEAK = ("weight_sums:", "region:", "scrambled", "rescaled_rows_and_columns", "shift_per_slice:", "zeros:")
+"""Observations that say what an output does rather than which step made it: named after every specific
+relation and every mutation (a key is ``name:...`` or, for an output of a tuple, ``output:name:...``)."""
+
+
+def _one_bit(x) -> bool:
+    """A result that carries a few bits only: True or False, or a few small whole numbers (indices, labels).
+
+    A mutant that gets it wrong the same way is no fingerprint: many steps varied give the same few values.
+    """
+    items = x if isinstance(x, (tuple, list)) else (x,)
+    values = [_numeric(item) for item in items]
+    if any(v is None for v in values):
+        return False
+    if all(v.dtype == bool and v.ndim == 0 for v in values):
+        return True
+    small = all(v.dtype.kind in "biu" and np.all(np.abs(v.astype(np.int64)) < 16) for v in values)
+    return small and sum(v.size for v in values) <= 8
+
+
+def _weak(key: str) -> bool:
+    return any(key.startswith(w) or f":{w}" in key for w in _WEAK)
 
 
 def _known_ids() -> frozenset:
