@@ -28,7 +28,7 @@ help:
 	@echo "make bench          run the benchmarks and print their tables"
 	@echo "make data           regenerate data/ (bit-identical) and verify checksums"
 	@echo "make checkpoints    retrain the shipped model checkpoints in data/checkpoints/"
-	@echo "make grade SUBMISSIONS=path [JOBS=N]   class report: every student notebook in its own sandbox -> grades.csv, grades.html"
+	@echo "make grade SUBMISSIONS=path | SERVICE=https://hub/services/class-report/ [JOBS=N]   every student notebook in its own sandbox -> grades.csv, grades.html (SERVICE: collects first)"
 	@echo "make collect FROM=folder | SERVICE=https://hub/services/class-report/   the submissions that count -> collected/ (then make grade SUBMISSIONS=collected/submissions)"
 	@echo "make marks [ROSTER=roster.csv | ROSTER_HUB=https://hub/hub/api]   marks.csv, canvas.csv, moodle.csv from course.toml and the graded collection (docs/marks.md)"
 	@echo "make publish        commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
@@ -129,9 +129,12 @@ checkpoints: env
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1)
 MEMORY ?= 4G
 PROCESSES ?= 256
+# `make grade SERVICE=https://hub.example.edu/services/class-report/ [TOKEN=...]` collects the submissions that count
+# from the service (as `make collect SERVICE=...`, into $(COLLECTED)) and grades $(COLLECTED)/submissions at once.
 grade: env
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/submissions [JOBS=4]"; exit 2; }
-	$(BIN)/python -m course_utils.grading "$(SUBMISSIONS)" --jobs $(JOBS) --memory $(MEMORY) --processes $(PROCESSES)
+	@test -n "$(SUBMISSIONS)$(SERVICE)" || { echo "usage: make grade SUBMISSIONS=path/to/submissions | SERVICE=https://hub.example.edu/services/class-report/ [TOKEN=...] [COURSE_FILE=course.toml] [COLLECTED=collected] [JOBS=4]"; exit 2; }
+	$(if $(SERVICE),$(BIN)/python -m course_utils.marks collect --course "$(COURSE_FILE)" --out "$(COLLECTED)" --service "$(SERVICE)" $(if $(TOKEN),--token "$(TOKEN)"))
+	$(BIN)/python -m course_utils.grading "$(or $(SUBMISSIONS),$(COLLECTED)/submissions)" --jobs $(JOBS) --memory $(MEMORY) --processes $(PROCESSES)
 
 # Marks (docs/marks.md): the course file (course.toml; course.example.toml documents it) gives points, due dates, the
 # late policy and extensions. `make collect` writes the submission that counts per student and lesson into

@@ -14,8 +14,9 @@ some cases only; a forgotten ``return``; a course helper that already computes t
 ``checks.predict("NN.name", prediction)`` judges a written prediction (a known wrong idea is named; the first
 answer counts, and another before the reveal gets no new verdict); ``checks.reveal("NN.name")`` in the cell
 that shows the answer recalls what the student predicted;
-``checks.hint("NN.name")`` gives the next hint (the first one reacts to the last check). Every check,
-prediction and hint is logged (:mod:`course_utils.checking.log`). ``checks.report("07.encoder", ...)``
+``checks.hint("NN.name")`` gives the next hint (the first one reacts to the last check); no hint shows the whole
+solution, and ``checks.solution("NN.name")`` is the student's explicit choice to see the course's. Every check,
+prediction, hint and solution shown is logged (:mod:`course_utils.checking.log`). ``checks.report("07.encoder", ...)``
 says which of several regions a model now runs, the student's or the course's;
 ``checks.buggy("NN.name", "misconception_id")`` is the buggy answer the check names a mistake by, for a
 lesson cell that demonstrates the bug (the named ones live in :mod:`course_utils.bugs`). The cases, references, misconceptions
@@ -35,6 +36,7 @@ __all__ = [
     "check",
     "demonstrate",
     "hint",
+    "solution",
     "predict",
     "reveal",
     "report",
@@ -267,6 +269,34 @@ def hint(exercise_id, level: int | None = None) -> None:
     if explicit:
         fields["explicit"] = True
     check_log.write(check_log.build("hint", exercise.id, "shown", **fields))
+
+
+def solution(exercise_id) -> None:
+    """Show the course's solution to one exercise, at the student's explicit request, and log it. Returns None.
+
+    Hints stop at showing a step; this is the step after them, and the student's choice: it prints one line saying
+    the request is logged, then the instructor edition's code for the exercise (its solution region filled in; the
+    checker's reference where the notebooks are not there), and writes a ``"solution"`` record to the check log,
+    which the class report and the marks read.
+
+    Introduced in notebooks/00_start_here.ipynb.
+
+    Examples
+    --------
+    >>> solution("00.dot_scores")  # doctest: +ELLIPSIS
+    📖 The course's solution for dot_scores, ... This is logged: your check log records that you asked for it.
+    ...
+    """
+    if not isinstance(exercise_id, str):
+        raise TypeError(f'exercise_id must be a string like "02.padding_mask" but is {type_name(exercise_id)}')
+    exercise = registry.get(exercise_id)
+    code, source = hint_book.solution_text(exercise)
+    print(
+        f"📖 The course's solution for {exercise.title}, from {source}. This is logged: your check log records that "
+        "you asked for it."
+    )
+    print(code)
+    check_log.write(check_log.build("solution", exercise.id, "shown", detail=f"solution shown, from {source}"))
 
 
 def predict(prediction_id, value) -> None:

@@ -348,18 +348,20 @@ def test_the_notebooks_numpy_errors_do_not_break_a_check(capsys):
 
 
 def test_an_answer_that_changes_torchs_defaults_breaks_no_check(capsys):
-    from course_utils.lessons.lesson_02 import exercises as lesson_02
+    from course_utils.lessons.lesson_02 import core
 
-    def my_causal_mask(seq_len):
+    def my_causal_mask(q_len, k_len, window=None):
         torch.set_default_device("meta")
         torch.set_default_dtype(torch.float64)
-        return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool, device="cpu"))
+        ones = torch.ones(q_len, k_len, dtype=torch.bool, device="cpu")
+        allowed = ones.tril(diagonal=k_len - q_len)
+        return allowed if window is None else allowed & ones.triu(diagonal=k_len - q_len - window + 1)
 
     try:
-        checks.check("02.causal_mask", my_causal_mask)
+        checks.check("02.cached_causal_mask", my_causal_mask)
         assert capsys.readouterr().out.startswith("✅")
         assert torch.get_default_dtype() == torch.float32 and str(torch.get_default_device()) == "cpu"
-        checks.check("02.padding_mask", lesson_02.padding_mask_loop)
+        checks.check("02.padding_mask", core.padding_mask_loop)
         assert capsys.readouterr().out.startswith("✅")
     finally:
         torch.set_default_device(None)
@@ -367,11 +369,11 @@ def test_an_answer_that_changes_torchs_defaults_breaks_no_check(capsys):
 
 
 def test_a_notebook_on_float64_gets_the_same_verdict(capsys):
-    from course_utils.lessons.lesson_02 import exercises as lesson_02
+    from course_utils.lessons.lesson_02 import core
 
     torch.set_default_dtype(torch.float64)
     try:
-        checks.check("02.masked_softmax", lesson_02.masked_softmax_nan_to_zero)
+        checks.check("02.masked_softmax", core.masked_softmax_nan_to_zero)
         assert capsys.readouterr().out.startswith("✅")
     finally:
         torch.set_default_dtype(torch.float32)

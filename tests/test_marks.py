@@ -55,7 +55,7 @@ def test_the_documented_example_course_file_is_valid():
     example = course.load(REPO / "course.example.toml")
     assert example.lessons["01"].due == dt.datetime(2026, 12, 7, 23, 59, tzinfo=CET)
     assert example.due("alice", "02") == dt.datetime(2026, 12, 16, 23, 59, tzinfo=CET)  # "02" = 2 days
-    assert example.points("check", "02.causal_mask") == 2 and example.points("check", "02.padding_mask") == 1
+    assert example.points("check", "02.cached_causal_mask") == 2 and example.points("check", "02.padding_mask") == 1
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from course_utils import attention, numpy_attention
+from course_utils.lessons.lesson_03 import core
 from course_utils.lessons.lesson_03 import exercises as lesson_03
 
 # The output seed 003 prints for np.random.seed(0) and np.random.rand inputs and weights (4 tokens, 8 features).
@@ -75,7 +76,7 @@ def test_the_tutorial_count_of_three_matrices_leaves_out_w_o_and_the_biases(head
     d_model = 512
     ours = sum(p.numel() for p in attention.MultiHeadAttention(d_model, heads).parameters())
     torch_count = sum(p.numel() for p in nn.MultiheadAttention(d_model, heads, batch_first=True).parameters())
-    assert ours == torch_count == lesson_03.count_layer_parameters(d_model, heads) == 1_050_624
+    assert ours == torch_count == core.count_layer_parameters(d_model, heads) == 1_050_624
     assert 3 * d_model**2 == 786_432 != ours
     assert ours - 3 * d_model**2 == d_model**2 + 4 * d_model  # W_o's matrix and the four biases
 

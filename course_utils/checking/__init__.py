@@ -24,6 +24,16 @@ exercises, predictions and experiments) is :mod:`course_utils.lessons`. The map:
   where a NaN first appears.
 - What an answer is and does besides its values, each called from ``engine.judge``: ``contract.py``,
   ``touches.py``, ``integrity.py``, ``crash_site.py``, ``extra_checks.py``, ``gradients.py``, ``constraints.py``.
+- Also in the engine (each as its own docstring begins):
+  ``aliasing.py`` (A module handed back that shares its weights' memory with another argument);
+  ``call_watch.py`` (What each call of the answer changes in place, when a driver (not the check) hands it its arguments);
+  ``distinct_inputs.py`` (One tensor passed for two inputs, made two);
+  ``driven_touches.py`` (An argument a driver handed the answer, changed in place by it);
+  ``extremes.py`` (The fixed cases again at extreme magnitudes);
+  ``mutation_sites.py`` (More steps a student varies, for :mod:`course_utils.checking.mutations`);
+  ``observations.py`` (What a wrong output does, observed against the right one, for mistakes that no catalogue holds);
+  ``options.py`` (The options a case passes, exercised the other way too);
+  ``relation_basics.py`` (What every relation finder shares).
 - ``cases.py``: tools for lesson authors (distinct sizes, large scores, padding, counting drivers).
 - ``audit.py``: ``python -m course_utils.checking.audit [--markdown]``, the per-exercise checker audit.
 
@@ -35,7 +45,9 @@ there are no import cycles. Importing this package imports nothing.
 """
 
 __all__ = [
+    "aliasing",
     "audit",
+    "call_watch",
     "cases",
     "claim",
     "compare",
@@ -43,8 +55,11 @@ __all__ = [
     "contract",
     "crash_site",
     "delegation",
+    "distinct_inputs",
+    "driven_touches",
     "engine",
     "extra_checks",
+    "extremes",
     "gradients",
     "handed_back",
     "hints",
@@ -52,13 +67,17 @@ __all__ = [
     "log",
     "misconceptions",
     "model",
+    "mutation_sites",
     "mutations",
     "naming",
+    "observations",
+    "options",
     "patches",
     "prediction_leaks",
     "predictions",
     "preparing",
     "registry",
+    "relation_basics",
     "relation_finders",
     "relations",
     "runner",

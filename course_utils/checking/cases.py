@@ -160,6 +160,22 @@ class Counted(np.ndarray):
         return func(*self._plain(args), **{k: self._plain(v) for k, v in kwargs.items()})
 
 
+def _kept_in_order(before, after, t: int) -> None:
+    """A cache that grew by one row must keep the earlier rows first, as they were: the new one goes at the end."""
+    for name, old, new in zip(("k_cache", "v_cache"), before, after, strict=True):
+        try:
+            new = np.asarray(new)
+            grew = new.ndim == 2 and old.ndim == 2 and new.shape == (old.shape[0] + 1, old.shape[1])
+            moved = grew and old.shape[0] > 0 and not np.allclose(new[:-1], old)
+        except Exception:  # noqa: BLE001 - whatever came back, the comparison says what is wrong with it
+            return
+        if moved:
+            raise AnswerRefused(
+                f"at step {t + 1} the {name} you return does not start with the {name} you were given: the earlier "
+                "rows must stay first, in their order, and the new row go at the end (position t is row t)"
+            )
+
+
 def decode_counting_projections(step, x, w_q, w_k, w_v):
     """Causal self-attention over ``x`` (seq_len, d_model) built from a cached decoding ``step``, one token at a time.
 
@@ -174,6 +190,7 @@ def decode_counting_projections(step, x, w_q, w_k, w_v):
     outputs = []
     for t, x_t in enumerate(x):
         counts.clear()
+        before = (k_cache, v_cache)
         out, k_cache, v_cache = step(x_t, k_cache, v_cache, *weights)
         for name in ("w_k", "w_v", "w_q"):
             if counts.get(name, 0) > 1:
@@ -181,8 +198,28 @@ def decode_counting_projections(step, x, w_q, w_k, w_v):
                     f"at step {t + 1} your step projects {counts[name]} positions with {name}; a KV cache "
                     "projects only the new token and reads the earlier keys and values from the cache"
                 )
+        _kept_in_order(before, (k_cache, v_cache), t)
         outputs.append(np.asarray(out))
     return np.stack(outputs)  # (seq_len, d_value)
+
+
+def ended_targets(batch: int, tgt_len: int, vocab: int, pad: int, eos: int, first_symbol: int = 3):
+    """``(logits (batch, tgt_len, vocab), target (batch, tgt_len))`` as a decoder's real targets are: symbols, one
+    EOS after each row's last symbol, then PAD; the logits' argmax right at about 60% of the positions, EOS
+    positions included (so an accuracy that leaves EOS out, or counts PAD, comes out different)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(batch * 100 + tgt_len * 10 + vocab)
+    logits = torch.randn(batch, tgt_len, vocab, generator=gen)
+    lengths = [1 + (3 * i + tgt_len) % (tgt_len - 1) for i in range(batch)]  # symbols per row, EOS fits after
+    target = torch.randint(first_symbol, vocab, (batch, tgt_len), generator=gen)
+    for row, n in enumerate(lengths):
+        target[row, n] = eos
+        target[row, n + 1 :] = pad
+    right = torch.rand(batch, tgt_len, generator=gen) < 0.6  # (batch, tgt_len)
+    rows, cols = right.nonzero(as_tuple=True)
+    logits[rows, cols, target[rows, cols]] = logits[rows, cols].max(dim=-1).values + 1.0  # the target wins there
+    return logits, target
 
 
 def run_training_steps(step, model, optimizer, batches, *extra):

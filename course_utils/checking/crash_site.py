@@ -67,7 +67,7 @@ def crash_words(exc, answer, codes, cells_by_file: dict | None = None) -> str:
     own_files = {c.co_filename for c in codes}
     mine = [f for f in frames if f.filename in own_files or not _is_library(f.filename)]
     if not mine:
-        return ""
+        return _call_words(exc, answer)
     frame = mine[-1]
     if not codes or any(frame.filename == c.co_filename and frame.name == c.co_name for c in codes):
         return student_line(exc, answer)
@@ -89,6 +89,22 @@ def crash_words(exc, answer, codes, cells_by_file: dict | None = None) -> str:
     if last is not frame:
         text += f", inside {Path(last.filename).stem}.{last.name}"
     return text + ")"
+
+
+def _call_words(exc, answer) -> str:
+    """`` (when the check called your `name`)`` for a TypeError about the answer's own signature, else empty: the
+    call itself failed, before any line of the answer ran."""
+    if not isinstance(exc, TypeError):
+        return ""
+    name = getattr(answer, "__qualname__", None) or getattr(answer, "__name__", None)
+    try:
+        text = str(exc)
+    except Exception:
+        return ""
+    if not name or not re.match(rf"{re.escape(name)}\(\) (?:takes|got|missing)", text):
+        return ""
+    shown = name.split(".")[0] if name.endswith("__init__") else name
+    return f" (when the check called your `{shown}`: its signature does not take the arguments the exercise passes)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,6 +269,41 @@ CAUSES = (
         "types_do_not_combine",
         r"unsupported operand type|can only concatenate|must be real number, not|not supported between instances",
         "an operation between values that do not combine (a list where an array is needed?)",
+    ),
+    (
+        "truth_of_array",
+        r"Boolean value of Tensor with more than one value|truth value of an array with more than one element",
+        "`if`, `and`, `or` or `not` on a tensor or array of many values: Python needs one True or False there. "
+        "To ask whether a mask was given write `if mask is not None:`; to combine masks entry by entry use "
+        "`&`, `|` and `~`",
+    ),
+    (
+        "float_overflow",
+        r"math range error|Numerical result out of range|result too large",
+        "a number too large for a float: `math.exp` of a large score overflows. Subtract the (running) maximum "
+        "before the exponential, so that every exponent is 0 or below",
+    ),
+    (
+        "assign_shape",
+        r"could not broadcast input array from shape (?P<a>\S+) into shape (?P<b>\S+)",
+        "an assignment `out[rows] = value` where the value has shape {a} but the slot it goes into has shape "
+        "{b}: the slice selects another number of rows than the value holds. Is a loop bound or a slice end "
+        "taken from another length (the keys' for the queries', or past the end of a shorter last block)?",
+    ),
+    (
+        "integer_tensor",
+        r"not implemented for '(?P<t>Long|Int|Short|Byte|Bool|Char)'|Input dtype must be either a floating point "
+        r"or complex dtype\. Got: (?P<g>\w+)",
+        "a floating-point operation (exp, softmax, mean, sqrt) on an integer (or bool) tensor: make it float "
+        "first (`.float()`, or build it with `dtype=torch.float32`; `torch.tensor(3)` holds an integer)",
+    ),
+    (
+        "argument_count",
+        r"takes (?P<n>\d+) positional arguments? but (?P<m>\d+) (?:were|was) given|got an unexpected keyword "
+        r"argument '(?P<kw>\w+)'|missing \d+ required positional arguments?",
+        "a function called with other arguments than its signature takes. If it is your answer: keep every "
+        "parameter of the stub's signature (the check passes each one, the optional ones too), in the same "
+        "order and with the same names",
     ),
 )
 

@@ -25,7 +25,7 @@ import random
 import sys
 import zlib
 
-from course_utils.checking import constraints, crash_site, gradients
+from course_utils.checking import aliasing, constraints, crash_site, distinct_inputs, extremes, gradients, options
 from course_utils.checking.compare import safe_str, type_name
 from course_utils.checking.model import Case
 from course_utils.checking.runner import course_defaults, seeded
@@ -38,9 +38,12 @@ __all__ = [
     "fresh_cases",
     "other_mode",
     "FRESH_POOL",
+    "WATCHED",
     "FRESH_SEED",
 ]
 
+WATCHED = ("call_watch", "driven_touches", "options", "extremes", "distinct_inputs", "aliasing")
+"""The modules of the checks after the cases, whose names an answer must not rebind (the engine watches them)."""
 FRESH_POOL = (3, 5, 6, 7, 9, 10, 11, 12, 13)
 """The sizes fresh cases are drawn from: never 2 or 4 (the sizes a shortcut most often hard-codes), never 8."""
 FRESH_SEED = 1_000
@@ -72,6 +75,18 @@ def fresh_cases(exercise) -> tuple:
     return _FRESH[exercise.id]
 
 
+def batch_of_one_cases(exercise) -> tuple:
+    """``(sizes, [args tuples])``: the fresh cases again with ``batch=1`` (the other sizes as drawn); cached."""
+    key = exercise.id + " batch=1"
+    if key not in _FRESH:
+        sizes = {**draw_sizes(exercise), "batch": 1}
+        with course_defaults(), seeded(FRESH_SEED):
+            made = exercise.fresh(**sizes)
+        cases = [tuple(c.args) if isinstance(c, Case) else (c if isinstance(c, tuple) else (c,)) for c in made]
+        _FRESH[key] = (sizes, cases)
+    return _FRESH[key]
+
+
 def _sizes_words(sizes: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in sizes.items())
 
@@ -101,12 +116,17 @@ def fresh_sizes_keyed(exercise, answer, run, problem, explain=None) -> tuple | N
     """
     if exercise.fresh is None:
         return None
-    sizes, cases = fresh_cases(exercise)
-    for j, args in enumerate(cases):
+    drawn = [(*fresh_cases(exercise), "drawn so that no two axes share a size")]
+    if "batch" in drawn[0][0]:
+        drawn.append((*batch_of_one_cases(exercise), "a batch of one: a squeeze or a size-1 axis must not lose it"))
+    runs = [(sizes, args, words, j) for sizes, cases, words in drawn for j, args in enumerate(cases)]
+    for sizes, args, words, j in runs:
         status, expected = run(exercise.reference, args, FRESH_SEED + j, fn_is_answer=False)
+        if status != "ok":
+            continue  # the course's own answer does not take these sizes: nothing to compare
         status, got = run(answer, args, FRESH_SEED + j)
-        where = f"at fresh sizes ({_sizes_words(sizes)}), drawn so that no two axes share a size"
-        ask = "It passed the fixed cases: does it rely on their sizes?"
+        where = f"at fresh sizes ({_sizes_words(sizes)}), {words}"
+        ask = "It passed the fixed cases: does it rely on their sizes, or on something only they have?"
         if status != "ok":
             cause = crash_site.cause(got) if status == "raised" else None
             if cause is not None:
@@ -185,6 +205,22 @@ def other_mode(exercise, answer, cases, run, problem) -> str | None:
     return None
 
 
+def _safe(part):
+    """``part`` whose own failure (not the answer's: ``run`` catches those) says nothing instead of raising."""
+
+    def safe():
+        try:
+            return part()
+        except Exception:  # a case these checks cannot transform (tensors without values): no verdict from it
+            return None
+
+    return safe
+
+
+def _say(say_input):
+    return say_input or (lambda path: "argument " + "".join(f"[{i}]" for i in path))
+
+
 def run_all(exercise, answer, cases, run, problem, say_input=None) -> str | None:
     """The first thing that breaks after the fixed ``cases`` passed (fresh sizes, mode, gradient, constraint), or None.
 
@@ -204,6 +240,10 @@ def run_all_keyed(exercise, answer, cases, run, problem, say_input=None, explain
         return found
     for key, part in (
         ("mode", lambda: other_mode(exercise, answer, cases, run, problem)),
+        ("extreme", _safe(lambda: extremes.extreme_problem(exercise, answer, cases, run, problem))),
+        ("option", _safe(lambda: options.flipped_problem(exercise, answer, cases, run, problem, say_input))),
+        ("distinct_inputs", _safe(lambda: distinct_inputs.distinct_problem(exercise, answer, cases, run, problem))),
+        ("shared_memory", _safe(lambda: aliasing.shared_problem(exercise, answer, cases, run, _say(say_input)))),
         ("gradient", lambda: gradients.gradient_problem(exercise, answer, cases, run, say_input)),
         ("constraint", lambda: constraints.constraint_problem(exercise, answer, cases, run)),
     ):

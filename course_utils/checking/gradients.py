@@ -57,7 +57,7 @@ def _needs_grad(value) -> list:
 
 
 def _input_leaves(args, depth=0, path=()):
-    """``[(path, tensor)]`` for every float tensor of the case outside a module."""
+    """``[(path, tensor)]`` for every float tensor of the case outside a module (in tuples, lists and dicts)."""
     torch = sys.modules.get("torch")
     if depth > 6:
         return []
@@ -67,6 +67,11 @@ def _input_leaves(args, depth=0, path=()):
         found = []
         for i, item in enumerate(args):
             found += _input_leaves(item, depth + 1, (*path, i))
+        return found
+    if isinstance(args, dict):  # a decoder's state: its hidden state must carry the gradient to earlier steps
+        found = []
+        for key, item in args.items():
+            found += _input_leaves(item, depth + 1, (*path, key))
         return found
     return []
 

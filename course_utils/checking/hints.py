@@ -5,6 +5,10 @@ student the next level; the first hint after a new verdict opens with a reaction
 nudge for a named misconception, or a pointer for a crash, a time-out, a missing ``return``. A lesson
 cell that shows a given level (:func:`hint_at`) does not use up the student's hints.
 
+No hint level shows an exercise's whole solution (``tests/checking/test_hints_solutions.py``). The last level says
+that a whole solution is the student's own choice, ``checks.solution("NN.name")``, which logs it;
+:func:`solution_text` is what that call shows: the instructor edition's code for the exercise.
+
 State is per kernel: what the last check said, and the highest level the student asked for.
 
 Introduced in notebooks/00_start_here.ipynb (``checks.hint``).
@@ -12,9 +16,20 @@ Introduced in notebooks/00_start_here.ipynb (``checks.hint``).
 
 from __future__ import annotations
 
+import inspect
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import course_utils
 from course_utils.checking import misconceptions as catalogue
 
-__all__ = ["remember_verdict", "next_hint", "hint_at", "reaction", "forget"]
+__all__ = ["remember_verdict", "next_hint", "hint_at", "reaction", "forget", "solution_text", "solution_region"]
+
+NOTEBOOKS = Path(course_utils.__file__).resolve().parent.parent / "notebooks"
+"""The instructor editions (``notebooks/NN_*.ipynb``) of a course checkout; absent in an installed package."""
+_MARKER = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$")
 
 _levels: dict = {}  # exercise id -> highest level the student asked for
 _last: dict = {}  # exercise id -> (status, misconception, detail) of the last check
@@ -70,7 +85,11 @@ def _text(exercise, level: int) -> str:
     total = len(exercise.hints)
     text = f"Hint {level} of {total} for {exercise.title}: {exercise.hints[level - 1]}"
     if level == total:
-        text += " (That was the last hint: the lesson goes on with the course's version until yours passes.)"
+        text += (
+            " (That was the last hint: the lesson goes on with the course's version until yours passes. To see a "
+            f'whole solution instead, checks.solution("{exercise.id}") shows the course\'s; your check log records '
+            "that you asked.)"
+        )
     return text
 
 
@@ -93,3 +112,57 @@ def next_hint(exercise) -> tuple[int, str]:
 def hint_at(exercise, level: int) -> str:
     """Level ``level``'s text, as a lesson cell shows it: no reaction, and the student's hints are not used up."""
     return f"💡 {_text(exercise, level)}"
+
+
+def _check_cell(exercise, notebooks: Path) -> tuple[Path, list[str]] | None:
+    """The instructor edition that checks ``exercise`` and its check cell's source lines, or None when not found."""
+    call = f'checks.check("{exercise.id}"'
+    for path in sorted(notebooks.glob(f"{exercise.lesson}_*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for cell in cells:
+            source = "".join(cell.get("source", ""))
+            if cell.get("cell_type") == "code" and call in source and "### BEGIN SOLUTION" in source:
+                return path, source.splitlines()
+    return None
+
+
+def solution_region(exercise, notebooks: Path = NOTEBOOKS) -> str | None:
+    """The body of the exercise's solution region(s) in the instructor edition, dedented; None when not found."""
+    found = _check_cell(exercise, notebooks)
+    if found is None:
+        return None
+    body, inside = [], False
+    for line in found[1]:
+        if _MARKER.match(line):
+            inside = line.strip() == "### BEGIN SOLUTION"
+            continue
+        if inside:
+            body.append(line)
+    return textwrap.dedent("\n".join(body)).strip("\n")
+
+
+def solution_text(exercise, notebooks: Path = NOTEBOOKS) -> tuple[str, str]:
+    """The course's solution to show, and where it comes from.
+
+    From the instructor edition: the check's cell with its solution regions filled in, the markers and the
+    ``checks.check`` line left out. Without the notebooks (an installed package): the source of the exercise's
+    reference, the checker's own version, which may call course helpers the exercise asks you not to use.
+    """
+    found = _check_cell(exercise, notebooks)
+    if found is not None:
+        path, lines = found
+        kept = [line for line in lines if not _MARKER.match(line)]
+        for at, line in enumerate(kept):
+            if "checks.check(" in line:
+                kept = kept[:at]
+                break
+        code = "\n".join(kept).strip("\n")
+        return code, f"the instructor edition, notebooks/{path.name}"
+    try:
+        code = textwrap.dedent(inspect.getsource(exercise.reference)).strip("\n")
+    except (OSError, TypeError):
+        code = f"(the source of {exercise.function} is not available here)"
+    return code, "the checker's reference in course_utils"

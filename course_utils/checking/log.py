@@ -1,4 +1,4 @@
-"""The check log: one JSON record per check, prediction and hint, sent to every sink.
+"""The check log: one JSON record per check, prediction, hint and solution shown, sent to every sink.
 
 A record (schema ``v: 2``)::
 
@@ -6,11 +6,19 @@ A record (schema ``v: 2``)::
      "status": "passed", "misconception": null, "detail": "...", "time": "2026-11-24T12:00:00Z",
      "session": "3f2a..."}
 
-``event`` is ``"check"``, ``"predict"`` or ``"hint"``; a check that named a mistake by its relation to the right
+``event`` is ``"check"``, ``"predict"``, ``"hint"`` or ``"solution"``; a check that named a mistake by its relation to the right
 output adds ``relation`` (:mod:`course_utils.checking.relations`); a prediction adds ``prediction`` (its repr, at most
 200 characters) and ``known_wrong``, and, once answered, ``first_try`` (true for the answer that counts: the
 first) and ``correct`` (``held: true`` when a later try before the reveal was judged for the log only); a hint adds ``level`` (and ``"explicit": true`` when a cell asked for
-that level: the lesson showing a hint, not the student spending one). ``attempt`` counts this event for this
+that level: the lesson showing a hint, not the student spending one); a ``"solution"`` record (status ``"shown"``,
+``detail`` says where the code came from) is the student asking ``checks.solution("NN.name")`` for an exercise's
+whole solution::
+
+    {"v": 2, "event": "solution", "exercise": "02.padding_mask", "lesson": "02", "attempt": 1, "status": "shown",
+     "detail": "solution shown, from the instructor edition, notebooks/02_masking.ipynb", "time": "...",
+     "session": "3f2a..."}
+
+``attempt`` counts this event for this
 exercise within the log file (or within this kernel when no file is set). ``session`` is one random id per
 kernel. ``detail`` is one line of at most 500 characters.
 

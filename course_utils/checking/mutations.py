@@ -38,7 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from course_utils.checking.compare import compare
-from course_utils.checking.relation_finders import Finding
+from course_utils.checking.mutation_sites import twin_sites
+from course_utils.checking.relation_basics import Finding
 
 __all__ = ["Mutant", "mutants", "finder", "MAX_MUTANTS"]
 
@@ -353,7 +354,7 @@ def _all_sites(tree) -> list:
                         moved.slice = shifted
                     words = "the right computation with an index off by one"
                     out.append(("index:off_by_one", words, None, None, (node, moved)))
-    return out + _sibling_sites(tree)
+    return out + twin_sites(tree) + _sibling_sites(tree)
 
 
 def _inverted(node):

@@ -11,7 +11,7 @@ Examples
 >>> registry.get("01.softmax_along").lesson
 '01'
 >>> [e.id for e in registry.for_lesson("02")][:2]
-['02.padding_mask', '02.causal_mask']
+['02.padding_mask', '02.cached_causal_mask']
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ import contextlib
 from dataclasses import dataclass
 
 from course_utils.checking import misconceptions as catalogue
-from course_utils.checking.relation_finders import findings
+from course_utils.checking.relation_finders import findings, is_one_bit
 
 __all__ = [
     "Explanation",
@@ -76,9 +76,10 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
     what ("Case 2 of 4 (...) looks like ..."), or is empty.
     """
     per_case = []
+    one_bit = bool(triples) and all(is_one_bit(t.expected) for t in triples)  # any mutant that flips it "matches"
     for triple in triples:
         found = findings(exercise, triple.args, triple.expected, triple.got, steps=triple.steps)
-        if extra is not None:
+        if extra is not None and not one_bit:
             with contextlib.suppress(Exception):
                 found = found + list(extra(triple))
         per_case.append(found)
@@ -89,8 +90,10 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
         keys = [f.key for f in found]
         common = keys if common is None else [k for k in common if k in keys]
     if common:
-        specific = [k for k in common if k not in ("factor", "temperature", "per_slice")]
-        key = (specific or common)[0]
+        generic = ("factor", "temperature", "per_slice")
+        specific = [k for k in common if k not in generic and not _weak(k)]
+        weak = [k for k in common if k not in generic and k not in specific]
+        key = (specific or weak or common)[0]
         finding = next(f for f in per_case[0] if f.key == key)
         where = "On every failing case" if len(triples) > 1 else "On the failing case"
         known = finding.misconception if finding.misconception in _known_ids() else None  # words only for entries
@@ -101,6 +104,15 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
                 f"{triple.label.capitalize()} looks like {found[0].words}; the other failing cases do not."
             )
     return Explanation("")
+
+
+_WEAK = ("weight_sums:", "region:", "scrambled", "rescaled_rows_and_columns", "shift_per_slice:", "zeros:")
+"""Observations that say what an output does rather than which step made it: named after every specific
+relation and every mutation (a key is ``name:...`` or, for an output of a tuple, ``output:name:...``)."""
+
+
+def _weak(key: str) -> bool:
+    return any(key.startswith(w) or f":{w}" in key for w in _WEAK)
 
 
 def _known_ids() -> frozenset:

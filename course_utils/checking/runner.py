@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_utils.checking import call_watch
 from course_utils.checking.compare import shorten
 
 __all__ = [
@@ -240,10 +241,12 @@ class Probe:
         self.recorder = recorder
         self.returned_none = False
         self.calls: list = []  # (index of the first helper return recorded during the call, end index, result)
+        self.touched: list = []  # per watched call, the paths of its arguments it changed in place (call_watch)
 
     def __call__(self, *args, **kwargs):
         recorder = self.recorder
         start = len(recorder.returns) if recorder is not None else 0
+        snap = call_watch.snapshot(args, kwargs) if len(self.touched) < call_watch.MAX_CALLS else None
         if recorder is not None:
             recorder.active = True
             recorder.inside_opaque = 0
@@ -252,6 +255,8 @@ class Probe:
         finally:
             if recorder is not None:
                 recorder.active = False
+        if snap is not None:
+            self.touched.append(call_watch.moved(snap))
         if result is None:
             self.returned_none = True
         end = len(recorder.returns) if recorder is not None else 0

@@ -16,7 +16,16 @@ import sys
 
 import numpy as np
 
-__all__ = ["changed", "changed_paths", "in_place_problem", "path_words", "forward_watch", "forward_problem"]
+__all__ = [
+    "Setting",
+    "settings_changed",
+    "changed",
+    "changed_paths",
+    "in_place_problem",
+    "path_words",
+    "forward_watch",
+    "forward_problem",
+]
 
 
 def _tensor_equal(a, b, torch) -> bool:
@@ -29,6 +38,31 @@ def _tensor_equal(a, b, torch) -> bool:
                 torch.equal(torch.isnan(a), torch.isnan(b))
             )
         return bool(torch.equal(a, b))
+
+
+class Setting(str):
+    """The path of a module's setting (``dropout.p``, ``training``), not of a weight: named differently."""
+
+
+_PLAIN = (bool, int, float, str, type(None))
+
+
+def settings_changed(before, after) -> list:
+    """``[Setting("dropout.p")]``: the plain settings (numbers, flags; not the mode, ``training``, which an
+    exercise that promises it compares itself) of a module and its submodules that differ between two copies."""
+    found = []
+    theirs = dict(after.named_modules())
+    for name, sub in before.named_modules():
+        other = theirs.get(name)
+        if other is None:
+            continue
+        for key, value in vars(sub).items():
+            if key.startswith("_") or key == "training" or not isinstance(value, _PLAIN):
+                continue  # the mode: an exercise whose promise includes it compares it itself
+            now = vars(other).get(key, value)
+            if isinstance(now, _PLAIN) and now != value and not (value != value and now != now):  # NaN stays NaN
+                found.append(Setting(f"{name}.{key}" if name else key))
+    return found
 
 
 def changed(before, after, depth: int = 0) -> list:
@@ -54,7 +88,8 @@ def changed(before, after, depth: int = 0) -> list:
             mine, theirs = before.state_dict(), after.state_dict()
             if set(mine) != set(theirs):
                 return [()]
-            return [(name,) for name in mine if not _tensor_equal(mine[name], theirs[name], torch)]
+            found = [(name,) for name in mine if not _tensor_equal(mine[name], theirs[name], torch)]
+            return found + [(name,) for name in settings_changed(before, after)]
         if isinstance(before, (tuple, list)):
             if not isinstance(after, (tuple, list)) or len(before) != len(after):
                 return [()]
@@ -105,7 +140,9 @@ def path_words(path, case_names, answer, driven: bool) -> str:
             names = _parameter_names(answer)
             if inside[0] < len(names):
                 head, inside = names[inside[0]], inside[1:]
-    return head + "".join(f"[{p!r}]" if not isinstance(p, str) or not driven else f".{p}" for p in inside)
+    return head + "".join(
+        f".{p}" if isinstance(p, Setting) or (isinstance(p, str) and driven) else f"[{p!r}]" for p in inside
+    )
 
 
 def in_place_problem(case_args, copies, expected_changes: set, case_names, answer, driven: bool) -> str | None:
@@ -116,6 +153,11 @@ def in_place_problem(case_args, copies, expected_changes: set, case_names, answe
     if not moved:
         return None
     words = path_words(moved[0], case_names, answer, driven)
+    if isinstance(moved[0][-1], Setting):
+        return (
+            f"your function changed `{words}` of a module it was handed and left it changed: the lesson's module "
+            "behaves differently afterwards. Put back every setting you change (or work on a copy)"
+        )
     if driven and len(moved[0]) > 1 and not isinstance(moved[0][-1], int):
         return (
             f"your code changed `{words}` in place, a parameter of a module it was handed: every later call would see "

@@ -12,8 +12,7 @@ The map::
   versions, hints, then ``Exercise(...)``); the lesson's ``Prediction(...)``\\ s follow; ``EXERCISES`` and
   ``PREDICTIONS`` list them in the order the lesson asks them. The engine that checks them is
   :mod:`course_utils.checking`.
-- a long lesson's earlier blocks sit in part modules beside ``exercises.py`` (``lesson_01/core.py``,
-  ``lesson_04/module.py`` and ``parity.py``, ``lesson_06/tiling.py``, ``lesson_08/layers.py``), each block moved
+- a long lesson's earlier blocks sit in part modules beside ``exercises.py`` (``lesson_01/core.py``, ``lesson_02/core.py``, ``lesson_03/core.py``, ``lesson_04/module.py``, ``lesson_04/parity.py``, ``lesson_05/core.py``, ``lesson_06/tiling.py``, ``lesson_07/parts.py``, ``lesson_08/layers.py``), each block moved
   whole; ``exercises.py`` imports their ``Exercise`` objects into ``EXERCISES``. No module over 600 lines.
 - ``mistakes.py``: the lesson's entries in the catalogue of known mistakes (``MISTAKES``, data; read by
   :mod:`course_utils.checking.misconceptions`, and any lesson's check may name them).

@@ -5,6 +5,7 @@
     python -m course_utils.marks collect --course course.toml --out collected --from submissions_folder
     python -m course_utils.marks collect --course course.toml --out collected --service https://hub/services/class-report/
     make grade SUBMISSIONS=collected/submissions
+    make grade SERVICE=https://hub/services/class-report/ TOKEN=...   # collect --service, then grade, in one command
     python -m course_utils.marks marks --course course.toml --collected collected [--roster roster.csv] --out marks
 
 ``collect --service`` asks the class-report service with an instructor's JupyterHub token (``--token`` or
@@ -127,6 +128,15 @@ def _marks(args) -> int:
     )
     for name, path in paths.items():
         print(f"  {name}: {path}")
+    shown = [
+        f"{student.student} {exercise}"
+        for student in result.students
+        for mark in student.lessons.values()
+        for exercise in mark.solutions
+    ]
+    if shown:
+        cost = "no points" if marked.solution_shown == "no_points" else "flagged only"
+        print(f"solution shown before the check passed ({len(shown)}, {cost}): {', '.join(shown)}")
     if people is not None:
         print(f"roster: {len(people)} students")
         print(f"never started ({len(result.never_started)}): {', '.join(result.never_started) or '-'}")

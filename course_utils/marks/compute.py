@@ -9,6 +9,9 @@ Inputs, all data (nothing here runs a notebook):
   collect``): a prediction ``right`` at the first try earns its points. The first try is the record the kernel
   marked ``first_try: true`` (the answer that counts, held until the reveal); in records without that field, the
   record with ``attempt`` 1 (the lowest attempt); where they have no ``attempt`` either, the newest recorded status;
+  the same records' ``solution`` events (``checks.solution``, "show me a solution"): an exercise whose solution was
+  shown before its first passed check is flagged, and earns nothing where the course file says
+  ``solution_shown = "no_points"`` (:func:`solutions_before_passing`);
 - the manifest of the collected submissions (``manifest.json``): the submission time, so the late days; without a
   manifest (a folder graded as before), every graded notebook counts as on time;
 - the roster (optional): who never started, who has not submitted, and names that are not on it.
@@ -34,6 +37,7 @@ __all__ = [
     "read_grades",
     "read_manifest",
     "read_records",
+    "solutions_before_passing",
 ]
 
 MAX_FILE_BYTES = 200 * 2**20
@@ -51,6 +55,7 @@ class LessonMark:
     points: float  # earned * kept, rounded to 2 decimals
     status: str
     submitted: str | None = None  # ISO time of the submission that counts
+    solutions: tuple = ()  # exercise ids whose solution was shown before they passed (flagged; no points if so set)
 
 
 @dataclass
@@ -157,6 +162,22 @@ def first_tries(records: list[dict]) -> dict:
     return out
 
 
+def solutions_before_passing(records: list[dict]) -> dict:
+    """Student -> the exercise ids whose solution was shown (a ``solution`` record) before their first ``passed``
+    check, in the records' order (the order the service received them; a laptop's check log is in time order)."""
+    shown: dict = {}
+    passed: set = set()
+    for record in records:
+        key = (record.get("student"), record.get("exercise"))
+        if not isinstance(key[1], str):
+            continue
+        if record.get("event") == "check" and record.get("status") == "passed":
+            passed.add(key)
+        elif record.get("event") == "solution" and key not in passed:
+            shown.setdefault(key[0], set()).add(key[1])
+    return {student: frozenset(ids) for student, ids in shown.items()}
+
+
 def compute(
     course: course_file.Course,
     registry: dict,
@@ -203,6 +224,7 @@ def compute(
         if row["status"] == "passed":
             passed.setdefault((row["student"], row["lesson"]), set()).add(row["exercise"])
     first = first_tries(list(records))
+    solutions = solutions_before_passing(list(records))
     submitted: dict = {}
     if manifest is not None:
         for entry in manifest:
@@ -224,19 +246,20 @@ def compute(
             if entry is None:
                 marks.lessons[lesson] = LessonMark(lesson, 0.0, possible[lesson], 0, 0.0, 0.0, "not submitted")
                 continue
-            earned = sum(course.points("check", e) for e in exercise_ids if e in passed.get((student, lesson), ()))
+            shown = tuple(e for e in exercise_ids if e in solutions.get(student, ()))
+            counted = [e for e in exercise_ids if e in passed.get((student, lesson), ())]
+            if course.solution_shown == "no_points":
+                counted = [e for e in counted if e not in shown]
+            earned = sum(course.points("check", e) for e in counted)
             earned += sum(course.points("predict", p) for p in prediction_ids if first.get((student, p)) == "right")
             when = entry.get("received")
             due = course.due(student, lesson)
-            late = course.late.late_days(dt.datetime.fromisoformat(when), due) if when else 0
-            kept = course.late.fraction_kept(late)
-            status = (
-                "on time"
-                if late == 0
-                else ("refused (late)" if kept == 0 and course.late.policy == "refuse" else "late")
-            )
+            policy = course.late_policy(lesson)
+            late = policy.late_days(dt.datetime.fromisoformat(when), due) if when else 0
+            kept = policy.fraction_kept(late)
+            status = "on time" if late == 0 else ("refused (late)" if policy.policy == "refuse" else "late")
             marks.lessons[lesson] = LessonMark(
-                lesson, round(earned, 2), possible[lesson], late, kept, round(earned * kept, 2), status, when
+                lesson, round(earned, 2), possible[lesson], late, kept, round(earned * kept, 2), status, when, shown
             )
         students.append(marks)
 

@@ -13,12 +13,14 @@ The layout (every table optional but ``[lessons.NN]`` for a lesson that is marke
     [points]
     exercise = 1          # an exercise whose check passed
     prediction = 0.5      # a prediction right at the first try
+    solution_shown = "flag"   # an exercise whose solution was shown before it passed: "flag" (listed) or "no_points"
     [points.exercises]    # per exercise, instead of the default
-    "02.causal_mask" = 2
+    "02.cached_causal_mask" = 2
     [points.predictions]
     "00.scores_shape" = 1
     [lessons.01]
     due = "2026-12-07T23:59:00+01:00"
+    policy = "refuse"     # optional: this lesson's late policy, instead of [late]'s
     [late]
     policy = "penalty"    # "penalty", "refuse" or "accept"
     per_day = 0.1         # the fraction of the lesson's points lost per day late (a started day counts)
@@ -35,6 +37,7 @@ Introduced for instructors in docs/marks.md.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import re
@@ -47,6 +50,7 @@ __all__ = ["Course", "CourseFileError", "LatePolicy", "Lesson", "load", "parse",
 LESSON = re.compile(r"\d\d")
 ITEM_ID = re.compile(r"\d\d\.[A-Za-z_][A-Za-z0-9_]{0,79}")
 POLICIES = ("penalty", "refuse", "accept")
+SOLUTION_SHOWN = ("flag", "no_points")  # what a solution shown before the exercise passed costs
 _TOP = {"course", "points", "lessons", "late", "extensions", "submit"}
 
 
@@ -82,10 +86,11 @@ class LatePolicy:
 
 @dataclass(frozen=True)
 class Lesson:
-    """A marked lesson: its two-digit id and due date (None: no deadline)."""
+    """A marked lesson: its two-digit id, due date (None: no deadline) and late policy (None: ``[late]``'s)."""
 
     lesson: str
     due: dt.datetime | None = None
+    policy: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ class Course:
     late: LatePolicy = field(default_factory=LatePolicy)
     extensions: dict = field(default_factory=dict)  # student -> {"01": due datetime}
     submit_folder: str | None = None  # off a hub: where course_utils.submit keeps submissions
+    solution_shown: str = "flag"  # "flag": listed in the marks; "no_points": that exercise earns nothing
     source: str = "course.toml"
 
     def points(self, kind: str, item_id: str) -> float:
@@ -110,6 +116,24 @@ class Course:
         if kind == "predict":
             return self.points_by_prediction.get(item_id, self.prediction_points)
         raise ValueError(f"kind: expected 'check' or 'predict', got {kind!r}")
+
+    def late_policy(self, lesson: str) -> LatePolicy:
+        """The late policy of ``lesson``: ``[late]``'s, with the lesson's own ``policy`` where it has one."""
+        entry = self.lessons.get(lesson)
+        if entry is None or entry.policy is None or entry.policy == self.late.policy:
+            return self.late
+        return dataclasses.replace(self.late, policy=entry.policy)
+
+    def refused_late(self, student: str, lesson: str, received: dt.datetime) -> dt.datetime | None:
+        """The due date (``student``'s extension counted) that ``received`` is past when ``lesson``'s policy is
+        ``refuse``: such a submission is not taken; None when it is (on time, in the grace, or another policy)."""
+        if not isinstance(received, dt.datetime) or received.utcoffset() is None:
+            raise TypeError(f"received: expected a datetime with a time zone, got {received!r:.60}")
+        policy = self.late_policy(lesson)
+        due = self.due(student, lesson)
+        if policy.policy != "refuse" or due is None or policy.late_days(received, due) == 0:
+            return None
+        return due
 
     def due(self, student: str, lesson: str) -> dt.datetime | None:
         """The due date of ``lesson`` for ``student``: their extension's, else the lesson's (None: no deadline)."""
@@ -180,7 +204,10 @@ def parse(data: dict, *, source: str = "course.toml") -> Course:
         raise _fail(source, "course.name", "a non-empty string", name)
 
     points = _table(data.get("points", {}), source, "points")
-    _unknown_keys(points, {"exercise", "prediction", "exercises", "predictions"}, source, "points.")
+    _unknown_keys(points, {"exercise", "prediction", "exercises", "predictions", "solution_shown"}, source, "points.")
+    solution_shown = points.get("solution_shown", "flag")
+    if solution_shown not in SOLUTION_SHOWN:
+        raise _fail(source, "points.solution_shown", f"one of {', '.join(SOLUTION_SHOWN)}", solution_shown)
     exercise_points = _number(points.get("exercise", 1.0), source, "points.exercise")
     prediction_points = _number(points.get("prediction", 0.0), source, "points.prediction")
     by_exercise = _points_table(points.get("exercises", {}), source, "points.exercises")
@@ -193,10 +220,12 @@ def parse(data: dict, *, source: str = "course.toml") -> Course:
                 source, f"lessons.{lesson}", 'a two-digit lesson like 01 (quoted: [lessons."01"] or 01)', lesson
             )
         entry = _table(entry, source, f"lessons.{lesson}")
-        _unknown_keys(entry, {"due"}, source, f"lessons.{lesson}.")
-        due = entry.get("due")
+        _unknown_keys(entry, {"due", "policy"}, source, f"lessons.{lesson}.")
+        due, policy = entry.get("due"), entry.get("policy")
+        if policy is not None and policy not in POLICIES:
+            raise _fail(source, f"lessons.{lesson}.policy", f"one of {', '.join(POLICIES)}", policy)
         lessons[lesson] = Lesson(
-            lesson, None if due is None else parse_time(due, source=source, key=f"lessons.{lesson}.due")
+            lesson, None if due is None else parse_time(due, source=source, key=f"lessons.{lesson}.due"), policy
         )
 
     late_table = _table(data.get("late", {}), source, "late")
@@ -238,6 +267,7 @@ def parse(data: dict, *, source: str = "course.toml") -> Course:
         late=late,
         extensions=extensions,
         submit_folder=submit_folder,
+        solution_shown=solution_shown,
         source=source,
     )
 

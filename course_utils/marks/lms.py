@@ -124,6 +124,7 @@ def marks_csv(marks: Marks) -> str:
     header = ["student"]
     for lesson in marks.lessons:
         header += [f"{lesson} points", f"{lesson} of", f"{lesson} late days", f"{lesson} status"]
+        header += [f"{lesson} solutions shown"]
     header += ["total", "of", "late days"]
     rows = []
     for student in marks.students:
@@ -131,6 +132,7 @@ def marks_csv(marks: Marks) -> str:
         for lesson in marks.lessons:
             mark = student.lessons[lesson]
             row += [_number(mark.points), _number(mark.possible), mark.late_days, mark.status]
+            row += [" ".join(mark.solutions)]
         rows.append(row + [_number(student.total), _number(marks.possible_total), student.late_days])
     return _table(header, rows)
 

@@ -17,7 +17,9 @@ Addresses, under the service's prefix (``/services/class-report/``):
   kept (at most ``max_submissions`` and ``max_student_bytes`` per student); the answer is the receipt (id,
   student, lesson, notebook, received, sha256, bytes). ``GET api/submissions``: the receipts (an instructor's:
   everyone's, or ``?student=``; a student's: their own); ``GET api/submissions/<id>``: one notebook (its owner or
-  an instructor). ``python -m course_utils.marks collect --service`` reads these.
+  an instructor). With the setting ``course_file``, a lesson whose late policy is ``refuse`` refuses a submission
+  after the student's due date (403, the reason in words, which the student's receipt cell shows); the refusals
+  are counted on the instructor's index (``class_report.deadlines``). ``python -m course_utils.marks collect --service`` reads these.
 - ``GET`` (the prefix itself), after the hub's OAuth login: for an instructor (a hub admin, or a member of the
   instructors' group) the lessons' index; for a student, their own row. ``GET lesson/NN`` (``?sort=name|passed|
   stuck``): one lesson's page for an instructor: who is stuck now, each exercise's passes and top three
@@ -42,6 +44,7 @@ from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuth
 from jupyterhub.utils import url_path_join
 from tornado import web
 
+from .deadlines import Deadlines
 from .limits import RateLimiter
 from .live import Live
 from .records import course_registry, normalize
@@ -70,6 +73,7 @@ class Settings:
     max_student_bytes: int = 64 * 2**20  # submitted bytes kept per student
     max_submissions: int = 200  # submissions kept per student
     stuck_minutes: float = 10.0  # "stuck now": the same exercise not passing for this long
+    course_file: str = ""  # the course file (course.toml): a lesson with policy "refuse" takes no late submission
 
 
 class _State:
@@ -82,7 +86,8 @@ class _State:
         self.live = Live(settings.stuck_minutes).load(self.store)
         limits = Limits(settings.max_submission, settings.max_student_bytes, settings.max_submissions)
         lessons = None if self.registry is None else list(self.registry.exercises)
-        self.submissions = Submissions(self.store, limits, lessons=lessons)
+        deadlines = Deadlines(settings.course_file) if settings.course_file else None
+        self.submissions = Submissions(self.store, limits, lessons=lessons, deadlines=deadlines)
         self.per_student = RateLimiter(settings.rate, settings.burst)
         # before the hub is asked whose token it is: per token (or address), so bad tokens cannot flood the hub
         self.per_token = RateLimiter(settings.rate * 2, settings.burst * 2)
@@ -236,8 +241,14 @@ class ReportPageHandler(_Handler):
         if self.is_instructor(user) and self.state.registry is not None:
             note = f"Live: {len(self.state.live.newest)} students so far, as of {stamp}."
             submitted = self.state.submissions.students_per_lesson()
+            refused = self.state.submissions.refusals()
             page = render_index(
-                self.state.live, self.state.registry, base=self.state.prefix, submitted=submitted, note=note
+                self.state.live,
+                self.state.registry,
+                base=self.state.prefix,
+                submitted=submitted,
+                refused_late=refused,
+                note=note,
             )
             self.finish(page)
             return

@@ -25,6 +25,7 @@ EVENTS = {
     "check": ("passed", "wrong", "crashed", "not_attempted", "timed_out"),
     "predict": ("right", "wrong", "not_answered"),
     "hint": ("shown",),
+    "solution": ("shown",),  # "show me a solution" (checks.solution): the marks flag it before the check passed
 }
 EXERCISE_ID = re.compile(r"\d\d\.[A-Za-z_][A-Za-z0-9_]{0,79}")
 _TEXT_LIMITS = {
@@ -64,6 +65,7 @@ class Registry:
             "check": self.exercise_ids,
             "predict": self.prediction_ids,
             "hint": self.exercise_ids | self.prediction_ids,
+            "solution": self.exercise_ids,
         }[event]
         if item not in known:
             raise ValueError(

@@ -96,6 +96,11 @@ _LIVE_CSS = (
 SORTS = ("name", "passed", "stuck")
 
 
+def _breakable(name: str) -> str:
+    """An id, escaped, that may wrap after each underscore (a column's header no wider than its longest part)."""
+    return escape(name).replace("_", "_<wbr>")
+
+
 def _page(title: str, body: str, note: str) -> str:
     head = f'<meta charset="utf-8"><meta http-equiv="refresh" content="{REFRESH_S}"><title>{escape(title)}</title>'
     live = f'<p class="live">{escape(note)}</p>' if note else ""
@@ -117,10 +122,13 @@ def _top(counter: dict, n: int = 3) -> str:
     return ", ".join(f"{escape(name)} ({count})" for name, count in ranked) or "—"
 
 
-def render_index(live, registry, *, base: str = "./", submitted: dict | None = None, note: str = "") -> str:
-    """The instructor's first page: one row per lesson (students who sent something, passes, stuck, and how many
-    students submitted it: ``submitted``, lesson -> count), links."""
-    submitted = submitted or {}
+def render_index(
+    live, registry, *, base: str = "./", submitted: dict | None = None, refused_late: dict | None = None, note: str = ""
+) -> str:
+    """The instructor's first page: one row per lesson (students who sent something, passes, stuck, how many
+    students submitted it: ``submitted``, lesson -> count, and the late submissions refused: ``refused_late``,
+    lesson -> {student: attempts}), links."""
+    submitted, refused_late = submitted or {}, refused_late or {}
     now = dt.datetime.now(dt.UTC)
     active: dict = {lesson: set() for lesson in registry.exercises}
     passes = dict.fromkeys(registry.exercises, 0)
@@ -139,7 +147,7 @@ def render_index(live, registry, *, base: str = "./", submitted: dict | None = N
         rows.append(
             f'<tr><td><a href="{escape(base)}lesson/{lesson}">lesson {lesson}</a></td><td>{len(active[lesson])}</td>'
             f"<td>{passes[lesson]} of {len(active[lesson]) * len(exercises)}</td><td>{stuck[lesson]}</td>"
-            f"<td>{submitted.get(lesson, 0)}</td></tr>"
+            f"<td>{submitted.get(lesson, 0)}</td><td>{_refused_cell(refused_late.get(lesson, {}))}</td></tr>"
         )
     refused = ""
     if live.refused:
@@ -147,10 +155,19 @@ def render_index(live, registry, *, base: str = "./", submitted: dict | None = N
         who = ", ".join(f"{escape(s)} ({n})" for s, n in sorted(live.refused.items(), key=lambda i: -i[1])[:10])
         refused = f'<p class="warn">Refused: {total} records naming an unregistered id, from {len(live.refused)} students: {who}</p>'
     table = (
-        "<table><thead><tr><th>lesson</th><th>students</th><th>checks passed</th><th>stuck now</th><th>submitted</th></tr></thead>"
+        "<table><thead><tr><th>lesson</th><th>students</th><th>checks passed</th><th>stuck now</th><th>submitted</th>"
+        "<th>refused (late)</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
     return _page("Class report: lessons", _nav(registry, None, base) + refused + table, note)
+
+
+def _refused_cell(by_student: dict) -> str:
+    """'0', or 'N students (M tries): names' for a lesson's refused late submissions."""
+    if not by_student:
+        return "0"
+    names = ", ".join(escape(name) for name in sorted(by_student)[:10]) + (" …" if len(by_student) > 10 else "")
+    return f'<span class="warn">{len(by_student)} ({sum(by_student.values())} tries): {names}</span>'
 
 
 def _lesson_rows(live, lesson_items) -> dict:
@@ -240,7 +257,7 @@ def render_lesson(
     links = " ".join(f"<b>{key}</b>" if key == sort else f'<a href="?sort={key}">{key}</a>' for key in SORTS)
     head = (
         "<tr><th>student</th><th>passed</th><th>predictions right at the first try</th>"
-        + "".join(f"<th>{escape(e.split('.', 1)[1])}</th>" for e in exercises)
+        + "".join(f"<th>{_breakable(e.split('.', 1)[1])}</th>" for e in exercises)
         + "</tr>"
     )
     body = []

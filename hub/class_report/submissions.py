@@ -5,6 +5,10 @@ received it (its own clock, UTC), its sha256 and its size, and answers with that
 the one that counts (the newest on time, else the newest) is chosen when the instructor collects
 (``python -m course_utils.marks collect --service``), with the course file's due dates and extensions.
 
+With the course file's deadlines (:class:`class_report.deadlines.Deadlines`), a submission of a lesson whose late
+policy is ``refuse`` received after the student's due date is refused (403, the reason in words) and counted per
+student and lesson in ``submission_refusals`` (the instructor's index shows the counts).
+
 One table, ``submissions``, in the store's database: the connection ``Store.db`` where the store exposes one
 (``execute`` with ``?`` placeholders, ``transaction()``, ``backend``), else a connection of this module's own to
 the store's SQLite file. Portable SQL only (the id column's type is the one statement that differs). A notebook
@@ -28,6 +32,9 @@ _SCHEMA = (
     " id {id}, student TEXT NOT NULL, lesson TEXT NOT NULL, notebook TEXT NOT NULL, received TEXT NOT NULL,"
     " sha256 TEXT NOT NULL, size BIGINT NOT NULL, data TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS submissions_by_student ON submissions (student, lesson, id)",
+    "CREATE TABLE IF NOT EXISTS submission_refusals ("
+    " student TEXT NOT NULL, lesson TEXT NOT NULL, attempts BIGINT NOT NULL, last TEXT NOT NULL,"
+    " PRIMARY KEY (student, lesson))",
 )
 _COLUMNS = "id, student, lesson, notebook, received, sha256, size"
 _NOTEBOOK = re.compile(r"[A-Za-z0-9_. -]{1,120}\.ipynb")
@@ -84,8 +91,9 @@ def _receipt(row) -> dict:
 class Submissions:
     """The submissions of one class, beside ``store``'s records."""
 
-    def __init__(self, store, limits: Limits | None = None, *, lessons=None):
+    def __init__(self, store, limits: Limits | None = None, *, lessons=None, deadlines=None):
         self.limits = limits or Limits()
+        self.deadlines = deadlines  # None: no course file, every lesson is taken at any time
         self.lessons = None if lessons is None else frozenset(lessons)  # the lessons that may be submitted
         shared = getattr(store, "db", None)
         self._own = shared is None
@@ -120,7 +128,12 @@ class Submissions:
         if not isinstance(parsed, dict) or not isinstance(parsed.get("cells"), list):
             raise SubmissionRefused(400, "body: expected a notebook (a JSON object with a 'cells' list)")
         name = notebook if isinstance(notebook, str) and _NOTEBOOK.fullmatch(notebook) else f"{lesson}_submission.ipynb"
-        received = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).isoformat(timespec="microseconds")
+        when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+        why = self.deadlines.refusal(student, lesson, when) if self.deadlines is not None else None
+        if why is not None:
+            self._count_refusal(student, lesson, when)
+            raise SubmissionRefused(403, why)
+        received = when.isoformat(timespec="microseconds")
         digest = hashlib.sha256(data).hexdigest()
         with self.db.transaction():
             if self.db.backend == "postgresql":  # one writer per student at a time, across service processes
@@ -148,6 +161,23 @@ class Submissions:
             "sha256": digest,
             "bytes": len(data),
         }
+
+    def _count_refusal(self, student: str, lesson: str, when: dt.datetime) -> None:
+        with self.db.transaction():
+            self.db.execute(
+                "INSERT INTO submission_refusals (student, lesson, attempts, last) VALUES (?, ?, 1, ?)"
+                " ON CONFLICT (student, lesson) DO UPDATE SET attempts = submission_refusals.attempts + 1,"
+                " last = excluded.last",
+                (student, lesson, when.isoformat(timespec="seconds")),
+            )
+
+    def refusals(self) -> dict:
+        """Lesson -> {student: late submissions refused}, from the course file's ``refuse`` policy."""
+        out: dict = {}
+        rows = self.db.execute("SELECT lesson, student, attempts FROM submission_refusals ORDER BY lesson, student")
+        for lesson, student, attempts in rows.fetchall():
+            out.setdefault(lesson, {})[student] = int(attempts)
+        return out
 
     def receipts(self, student: str | None = None) -> list[dict]:
         """Every submission's receipt (one student's, or everyone's), oldest first."""

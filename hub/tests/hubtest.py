@@ -217,17 +217,31 @@ class Student:
 class Kernel:
     """A kernel of a student's server, driven over its websocket (Jupyter's messaging protocol, JSON frames)."""
 
+    IDLE_S = 30.0  # the server drops a websocket that answered no ping for about 90 s: reconnect before that
+
     def __init__(self, student: Student, kernel_id: str):
         self.student = student
         self.session = uuid.uuid4().hex
-        url = student.server.replace("http://", "ws://") + f"api/kernels/{kernel_id}/channels?session_id={self.session}"
-        cookies = "; ".join(
-            f"{c.name}={c.value}" for c in student.http.cookies if c.path.startswith(f"/user/{student.name}")
+        self.url = (
+            student.server.replace("http://", "ws://") + f"api/kernels/{kernel_id}/channels?session_id={self.session}"
         )
-        self.ws = websocket.create_connection(url, cookie=cookies, timeout=300)
+        self.ws = None
+        self._connect()
+
+    def _connect(self) -> None:
+        """A new websocket to the same kernel (its state is the kernel's, not the connection's)."""
+        if self.ws is not None:
+            self.ws.close()
+        cookies = "; ".join(
+            f"{c.name}={c.value}" for c in self.student.http.cookies if c.path.startswith(f"/user/{self.student.name}")
+        )
+        self.ws = websocket.create_connection(self.url, cookie=cookies, timeout=300)
+        self.used = time.monotonic()
 
     def execute(self, code: str, timeout: float = 300) -> dict:
         """Run ``code``; return {"text": stdout and results, "errors": [ename: evalue, ...]}."""
+        if time.monotonic() - self.used > self.IDLE_S:  # idle: pings went unanswered, the server may have closed it
+            self._connect()
         msg_id = uuid.uuid4().hex
         header = {"msg_id": msg_id, "username": self.student.name, "session": self.session}
         header |= {"msg_type": "execute_request", "version": "5.3", "date": datetime.now(UTC).isoformat()}
@@ -253,6 +267,7 @@ class Kernel:
                 replied = True
             elif kind == "status" and body.get("execution_state") == "idle":
                 idle = True
+        self.used = time.monotonic()
         return {"text": "".join(text), "errors": errors}
 
     def run_notebook(self, nb: dict) -> list[dict]:

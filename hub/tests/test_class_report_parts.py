@@ -30,11 +30,24 @@ def test_a_v2_check_keeps_its_fields_and_no_other():
 
 
 def test_v1_lines_are_checks_and_predictions_and_hints_are_accepted():
-    v1 = normalize({"exercise": "02.causal_mask", "status": "passed", "misconception": None, "detail": "ok"})
+    v1 = normalize({"exercise": "02.cached_causal_mask", "status": "passed", "misconception": None, "detail": "ok"})
     assert v1["event"] == "check" and v1["lesson"] == "02"
     predict = {"v": 2, "event": "predict", "exercise": "01.x", "status": "right", "prediction": "(2, 3)"}
     assert normalize(predict)["prediction"] == "(2, 3)"
     assert normalize({"v": 2, "event": "hint", "exercise": "01.x", "status": "shown", "level": 2})["level"] == 2
+
+
+def test_a_solution_shown_is_accepted_for_a_registered_exercise_only():
+    from class_report.records import Registry
+
+    shown = {"v": 2, "event": "solution", "exercise": "01.x", "status": "shown"}
+    assert normalize(shown) == {**shown, "lesson": "01", "misconception": None}
+    with pytest.raises(ValueError, match="^status: a solution is one of shown"):
+        normalize({**shown, "status": "hidden"})
+    registry = Registry({"01": ["01.x"]}, {"01": ["01.p"]})
+    registry.check(normalize(shown))
+    with pytest.raises(ValueError, match="is not a registered exercise"):
+        registry.check(normalize({**shown, "exercise": "01.p"}))
 
 
 def test_a_prediction_keeps_its_first_try_and_a_check_its_relation():

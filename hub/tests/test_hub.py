@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import concurrent.futures
+import datetime as dt
 import functools
 import hashlib
 import inspect
@@ -33,6 +34,7 @@ import requests
 from conftest import REPO, report_cells
 
 sys.path.insert(0, str(REPO / "scripts"))
+from hubmarks import ROSTER, course_text, read_csv, write_course  # noqa: E402
 from hubtest import Hub, Student  # noqa: E402
 from publish_student_edition import build_tree, commit_tree, pull_link  # noqa: E402
 
@@ -155,12 +157,21 @@ def world(tmp_path_factory):
         database.start()
         records = database.new_database()
     TIMINGS[f"(the records: {records.split('?')[0]})"] = 0.0
-    hub = Hub(root, {"CLASS_REPORT_DB_PATH": records, "CLASS_REPORT_INSTRUCTORS": "ta"})
+    course_file = root / "course.toml"  # the service's (CLASS_REPORT_COURSE_FILE): lesson 02 refuses late work
+    write_course(course_file, course_text(due_01=dt.datetime(2099, 1, 1, tzinfo=dt.UTC)))
+    hub = Hub(
+        root,
+        {
+            "CLASS_REPORT_DB_PATH": records,
+            "CLASS_REPORT_INSTRUCTORS": "ta",
+            "CLASS_REPORT_COURSE_FILE": str(course_file),
+        },
+    )
     started = time.perf_counter()
     hub.start()
     TIMINGS["start the hub, proxy and service"] = time.perf_counter() - started
     world = {"root": root, "hub": hub, "edition": edition, "bare": bare, "students": {}, "kernels": {}}
-    world["records"] = records
+    world["records"], world["course_file"] = records, course_file
     world["link"] = pull_link(hub.url, f"file://{bare}", lesson="01", notebooks=edition / "notebooks")
     TIMINGS[f"(the hub: JupyterHub {hub.version()}, {hub.python})"] = 0.0
     TIMINGS[f"(the service: JupyterHub {hub.version(hub.service_python)}, {hub.service_python})"] = 0.0
@@ -339,6 +350,7 @@ def test_4b_a_student_submits_and_the_instructor_collects(world, tmp_path):
     assert not submitted["errors"], submitted
     receipt = json.loads(submitted["text"])
     assert receipt["student"] == "bob" and receipt["lesson"] == "01" and len(receipt["sha256"]) == 64, receipt
+    world["receipts"] = {"bob": receipt}
     # another student cannot read it; the instructor collects it into the folder make grade reads
     assert world["students"]["alice"].get(hub.url + SERVICE + f"api/submissions/{receipt['id']}").status_code == 404
     token = teacher.token("collect", ["access:services!service=class-report", "read:users!user"])
@@ -353,6 +365,120 @@ def test_4b_a_student_submits_and_the_instructor_collects(world, tmp_path):
     notebook = next((out / "submissions" / "bob").glob("01_*.ipynb"))
     assert hashlib.sha256(notebook.read_bytes()).hexdigest() == receipt["sha256"]
     assert any(r["student"] == "alice" for r in map(json.loads, (out / "records.jsonl").read_text().splitlines()))
+
+
+SUBMIT_01 = "import json\nfrom course_utils import submit\nprint(json.dumps(submit.lesson('01', quiet=True)))"
+
+
+def _received(receipt: dict) -> dt.datetime:
+    return dt.datetime.fromisoformat(receipt["received"])
+
+
+def _make(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        ["make", "--no-print-directory", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, f"make {args[0]}: {done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+@_timed("the class's marks: on time, late with and without an extension, refused; make grade SERVICE=; make marks")
+def test_4c_make_grade_over_the_services_submissions_gives_the_marks_the_course_file_implies(world, tmp_path):
+    hub, teacher, kernels, students = world["hub"], world["students"]["teacher"], world["kernels"], world["students"]
+    assert "receipts" in world, "step 4b failed"
+    # alice submits on time (bob did in step 4b); then the instructor sets lesson 01's due date just after their
+    # submissions and gives carol a day's extension; the service re-reads the course file
+    alice = json.loads(kernels["alice"].execute(SUBMIT_01)["text"])
+    due = max(_received(alice), _received(world["receipts"]["bob"])) + dt.timedelta(seconds=1)
+    write_course(world["course_file"], course_text(due_01=due, first=world["first"], carol_days=1))
+    time.sleep(max(0.0, (due - dt.datetime.now(dt.UTC)).total_seconds()) + 0.5)
+    # carol (with the extension) and dave (without) save the right answer and submit late; erin never starts
+    dave = Student(hub, "dave")
+    dave.login()
+    dave.open_pull_link(world["link"])
+    students["dave"] = dave
+    right = with_answer(students["carol"].read_notebook(world["path"]), world["fn"], right_answer(world["fn"]))
+    for name in ("carol", "dave"):
+        students[name].save_notebook(world["path"], right)
+    kernels["dave"] = dave.start_kernel(world["path"])
+    late = {name: json.loads(kernels[name].execute(SUBMIT_01)["text"]) for name in ("carol", "dave")}
+    assert all(_received(receipt) > due for receipt in late.values()), (due, late)
+    # lesson 02 refuses late work: carol's button says so in her notebook; nothing is kept; the index counts it
+    shown = kernels["carol"].execute("from course_utils import submit\nsubmit.button('02').children[0].click()")
+    assert not shown["errors"], shown
+    assert (
+        "Not submitted: the class report refused the submission (403): lesson 02 is closed: its due date was"
+        in (shown["text"])
+    ), shown
+    index = teacher.get(hub.url + SERVICE).text
+    assert "<th>refused (late)</th>" in index and "1 (1 tries): carol" in index
+    kept = teacher.get(hub.url + SERVICE + "api/submissions").json()["submissions"]
+    assert sorted((r["student"], r["lesson"]) for r in kept) == [(n, "01") for n in ("alice", "bob", "carol", "dave")]
+
+    # make grade SERVICE=...: the submissions that count, collected and graded in the sandbox in one command
+    token = teacher.token("grade", ["access:services!service=class-report", "read:users!user"])
+    collected, course = tmp_path / "collected", world["course_file"]
+    started = time.perf_counter()
+    _make("grade", f"SERVICE={hub.url}{SERVICE}", f"TOKEN={token}", f"COURSE_FILE={course}", f"COLLECTED={collected}")
+    TIMINGS["(of which make grade SERVICE=..., 4 notebooks)"] = time.perf_counter() - started
+    grades = {(r[0], r[2]): r[3] for r in read_csv(collected / "submissions" / "grades.csv")[1:]}
+    first = world["first"]
+    assert {name: grades[(name, first)] for name in ("alice", "bob", "carol", "dave")} == {
+        "alice": "passed",
+        "bob": "wrong",
+        "carol": "passed",
+        "dave": "passed",
+    }, grades
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    out = tmp_path / "marks"
+    done = _make(
+        "marks",
+        f"COURSE_FILE={course}",
+        f"COLLECTED={collected}",
+        f"ROSTER={tmp_path / 'roster.csv'}",
+        f"MARKS_OUT={out}",
+    )
+    assert "never started (1): erin" in done.stdout and "not on the roster" not in done.stdout, done.stdout
+    # the course file implies: 10 for the first exercise, nothing else; 10 % a started day late; carol's extension
+    expected = {"alice": 10, "bob": 0, "carol": 10, "dave": 9, "erin": 0}
+    marks = read_csv(out / "marks.csv")
+    column = {name: i for i, name in enumerate(marks[0])}
+    got = {
+        row[0]: (row[column["01 points"]], row[column["01 status"]], row[column["01 late days"]], row[column["total"]])
+        for row in marks[1:]
+    }
+    assert got == {
+        "alice": ("10", "on time", "0", "10"),
+        "bob": ("0", "on time", "0", "0"),
+        "carol": ("10", "on time", "0", "10"),
+        "dave": ("9", "late", "1", "9"),
+        "erin": ("0", "not submitted", "0", "0"),
+    }, got
+    canvas = read_csv(out / "canvas.csv")
+    assert canvas[0] == [
+        "Student",
+        "ID",
+        "SIS User ID",
+        "SIS Login ID",
+        "Section",
+        "Attention 01",
+        "Attention 02",
+        "Attention total",
+    ]
+    assert canvas[1] == ["Points Possible", "", "", "", "", "10", "0", "10"]
+    assert {row[3]: (row[5], row[7]) for row in canvas[2:]} == {n: (str(m), str(m)) for n, m in expected.items()}
+    moodle = read_csv(out / "moodle.csv")
+    assert moodle[0] == [
+        "First name",
+        "Last name",
+        "Username",
+        "ID number",
+        "Email address",
+        "Attention 01",
+        "Attention 02",
+        "Attention total",
+    ]
+    assert {row[2]: (row[5], row[7]) for row in moodle[1:]} == {n: (str(m), str(m)) for n, m in expected.items()}
 
 
 @_timed("a student floods the service")

@@ -44,9 +44,16 @@ async def _stand_in_prepare(self):
 
 @pytest.fixture
 def server(tmp_path, monkeypatch):
+    yield from serve(tmp_path, monkeypatch)
+
+
+def serve(tmp_path, monkeypatch, **more):
+    """The service's application on loopback with the stand-in login: (its URL, the application)."""
     monkeypatch.setattr(service._Handler, "prepare", _stand_in_prepare)
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "service-token")
-    settings = service.Settings(db_path=str(tmp_path / "r.sqlite"), max_submission=4096, max_student_bytes=10_000)
+    settings = service.Settings(
+        db_path=str(tmp_path / "r.sqlite"), max_submission=4096, max_student_bytes=10_000, **more
+    )
     ready = threading.Event()
     box = {}
 
@@ -70,7 +77,7 @@ def server(tmp_path, monkeypatch):
     thread.join(5)
 
 
-def _call(url, who=None, data=None, method=None):
+def call(url, who=None, data=None, method=None):
     headers = {"Authorization": f"token {who}"} if who else {}
     request = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:
@@ -81,7 +88,7 @@ def _call(url, who=None, data=None, method=None):
 
 
 def _records(url, who, records):
-    status, body, _ = _call(url + "api/records", who, json.dumps({"records": records}).encode(), "POST")
+    status, body, _ = call(url + "api/records", who, json.dumps({"records": records}).encode(), "POST")
     return status, json.loads(body)
 
 
@@ -101,7 +108,7 @@ def test_only_registered_ids_are_accepted_and_refusals_are_counted(server):
         status == 200 and body["accepted"] == 1 and "not in the misconception catalogue" in body["refused"][0]["error"]
     )
     assert app.class_report_state.live.refused == {"mallory": 51}
-    status, page, _ = _call(url, "teacher")
+    status, page, _ = call(url, "teacher")
     assert (
         status == 200
         and "Refused: 51 records naming an unregistered id, from 1 students: mallory (51)" in page.decode()
@@ -131,7 +138,7 @@ def _a_misconception() -> str:
 
 
 def _lesson_page(url, query=""):
-    status, page, _ = _call(url + "lesson/01" + query, "teacher")
+    status, page, _ = call(url + "lesson/01" + query, "teacher")
     assert status == 200, page
     return page.decode()
 
@@ -141,26 +148,26 @@ def _lesson_page(url, query=""):
 
 def test_a_submission_is_kept_with_a_receipt_and_only_its_owner_or_an_instructor_reads_it(server):
     url, _ = server
-    status, body, _ = _call(url + "api/submissions?lesson=01&notebook=01_attention.ipynb", "alice", NB, "POST")
+    status, body, _ = call(url + "api/submissions?lesson=01&notebook=01_attention.ipynb", "alice", NB, "POST")
     receipt = json.loads(body)
     assert status == 200 and receipt["student"] == "alice" and receipt["lesson"] == "01"
     assert receipt["sha256"] == hashlib.sha256(NB).hexdigest() and receipt["bytes"] == len(NB)
     again = json.loads(
-        _call(url + "api/submissions?lesson=01&notebook=01_attention.ipynb", "alice", NB + b" ", "POST")[1]
+        call(url + "api/submissions?lesson=01&notebook=01_attention.ipynb", "alice", NB + b" ", "POST")[1]
     )
     assert again["id"] != receipt["id"]
-    assert [r["id"] for r in json.loads(_call(url + "api/submissions", "alice")[1])["submissions"]] == [
+    assert [r["id"] for r in json.loads(call(url + "api/submissions", "alice")[1])["submissions"]] == [
         receipt["id"],
         again["id"],
     ]
-    assert _call(url + f"api/submissions/{receipt['id']}", "alice")[1] == NB
-    assert _call(url + f"api/submissions/{receipt['id']}", "teacher")[1] == NB
-    assert _call(url + f"api/submissions/{receipt['id']}", "bob")[0] == 404
-    assert _call(url + "api/submissions?student=alice", "bob")[0] == 403
-    assert json.loads(_call(url + "api/submissions", "bob")[1])["submissions"] == []
-    index = _call(url, "teacher")[1].decode()
+    assert call(url + f"api/submissions/{receipt['id']}", "alice")[1] == NB
+    assert call(url + f"api/submissions/{receipt['id']}", "teacher")[1] == NB
+    assert call(url + f"api/submissions/{receipt['id']}", "bob")[0] == 404
+    assert call(url + "api/submissions?student=alice", "bob")[0] == 403
+    assert json.loads(call(url + "api/submissions", "bob")[1])["submissions"] == []
+    index = call(url, "teacher")[1].decode()
     row = index.split('lesson/01">lesson 01</a>')[1].split("</tr>")[0]
-    assert row.endswith("<td>1</td>")  # one student has submitted lesson 01 (twice)
+    assert row.endswith("<td>1</td><td>0</td>")  # one student has submitted lesson 01 (twice); none refused
 
 
 @pytest.mark.parametrize(
@@ -177,9 +184,9 @@ def test_a_submission_over_the_limit_or_not_a_notebook_is_refused_with_a_clear_m
     server, query, data, status, words
 ):
     url, _ = server
-    got, body, _ = _call(url + f"api/submissions?{query}", "alice", data, "POST")
+    got, body, _ = call(url + f"api/submissions?{query}", "alice", data, "POST")
     assert got == status and words in json.loads(body)["error"]
-    assert json.loads(_call(url + "api/submissions", "alice")[1])["submissions"] == []
+    assert json.loads(call(url + "api/submissions", "alice")[1])["submissions"] == []
 
 
 def test_the_submitted_bytes_per_student_are_bounded(tmp_path):
@@ -196,7 +203,7 @@ def test_the_submitted_bytes_per_student_are_bounded(tmp_path):
 
 def test_without_a_token_nothing_is_submitted(server):
     url, _ = server
-    assert _call(url + "api/submissions?lesson=01", None, NB, "POST")[0] == 403
+    assert call(url + "api/submissions?lesson=01", None, NB, "POST")[0] == 403
 
 
 def test_collect_from_the_service_gives_make_grade_its_folder_and_the_marks_their_times(server, tmp_path, monkeypatch):

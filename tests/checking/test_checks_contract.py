@@ -398,9 +398,9 @@ def test_a_causal_tiled_pass_that_computes_future_tiles_is_refused():
 
 
 def test_a_per_head_loop_that_projects_every_head_at_once_is_refused():
-    from course_utils.lessons.lesson_03 import exercises as lesson_03
+    from course_utils.lessons.lesson_03 import core
 
-    exercise = lesson_03.MULTI_HEAD_ATTENTION_LOOP
+    exercise = core.MULTI_HEAD_ATTENTION_LOOP
 
     def multi_head_attention_loop(query, key, value, W_q, W_k, W_v, W_o, num_heads):
         Q, K, V = query @ W_q, key @ W_k, value @ W_v  # every head projected together, split below
@@ -420,9 +420,9 @@ def test_a_per_head_loop_that_projects_every_head_at_once_is_refused():
 
 
 def test_scores_computed_under_no_grad_are_named_with_the_parameters_that_receive_none():
-    from course_utils.lessons.lesson_07 import exercises as lesson_07
+    from course_utils.lessons.lesson_07 import parts
 
-    class MyAdditiveAttention(lesson_07.MyAdditiveAttention):
+    class MyAdditiveAttention(parts.MyAdditiveAttention):
         def forward(self, s, keys, key_mask, projected_keys):
             with torch.no_grad():  # "the scores are only used to pick weights"
                 query_part = self.query_proj(s)
@@ -430,15 +430,15 @@ def test_scores_computed_under_no_grad_are_named_with_the_parameters_that_receiv
             weights = torch.softmax(scores.masked_fill(~key_mask, float("-inf")), dim=-1)
             return (weights[:, None, :] @ keys).squeeze(1), weights
 
-    verdict = engine.judge(lesson_07.MY_ADDITIVE_ATTENTION, MyAdditiveAttention)
+    verdict = engine.judge(parts.MY_ADDITIVE_ATTENTION, MyAdditiveAttention)
     assert verdict.status == "wrong" and "cuts the gradient" in verdict.detail, verdict.detail
     assert "`query_proj.weight`" in verdict.detail and "`score_proj.weight`" in verdict.detail
 
 
 def test_an_in_place_change_autograd_refuses_is_named():
-    from course_utils.lessons.lesson_07 import exercises as lesson_07
+    from course_utils.lessons.lesson_07 import parts
 
-    class MyAdditiveAttention(lesson_07.MyAdditiveAttention):
+    class MyAdditiveAttention(parts.MyAdditiveAttention):
         def forward(self, s, keys, key_mask, projected_keys):
             hidden = torch.tanh(self.query_proj(s)[:, None, :] + projected_keys)
             scores = self.score_proj(hidden).squeeze(-1)
@@ -448,7 +448,7 @@ def test_an_in_place_change_autograd_refuses_is_named():
             weights.mul_(1.0)  # in place on softmax's output, which its backward needs
             return context, weights
 
-    verdict = engine.judge(lesson_07.MY_ADDITIVE_ATTENTION, MyAdditiveAttention)
+    verdict = engine.judge(parts.MY_ADDITIVE_ATTENTION, MyAdditiveAttention)
     assert verdict.status == "wrong" and "in-place change" in verdict.detail, verdict.detail
 
 

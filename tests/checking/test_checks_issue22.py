@@ -262,17 +262,22 @@ def test_np_seterr_raise_in_the_notebook_does_not_make_a_check_raise(capsys):
 
 
 def test_an_answer_that_sets_torchs_default_device_to_meta_breaks_no_later_check(capsys):
-    def causal_mask(seq_len):
-        torch.set_default_device("meta")
-        return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool, device="cpu"))
+    def band(q_len, k_len, window):
+        ones = torch.ones(q_len, k_len, dtype=torch.bool, device="cpu")
+        allowed = ones.tril(diagonal=k_len - q_len)
+        return allowed if window is None else allowed & ones.triu(diagonal=k_len - q_len - window + 1)
 
-    def changes_dtype(seq_len):
+    def causal_mask(q_len, k_len, window=None):
+        torch.set_default_device("meta")
+        return band(q_len, k_len, window)
+
+    def changes_dtype(q_len, k_len, window=None):
         torch.set_default_dtype(torch.float64)
-        return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))
+        return band(q_len, k_len, window)
 
     try:
         for answer in (causal_mask, changes_dtype):
-            checks.check("02.causal_mask", answer)
+            checks.check("02.cached_causal_mask", answer)
             assert _one_line(capsys).startswith("✅")
             assert torch.get_default_dtype() == torch.float32 and str(torch.get_default_device()) == "cpu"
         checks.check(SOFTMAX, core.softmax_along_shifted)
@@ -284,11 +289,11 @@ def test_an_answer_that_sets_torchs_default_device_to_meta_breaks_no_later_check
 
 
 def test_the_notebooks_own_torch_defaults_are_kept_and_do_not_change_the_verdict(capsys):
-    from course_utils.lessons.lesson_02 import exercises as lesson_02
+    from course_utils.lessons.lesson_02 import core
 
     torch.set_default_dtype(torch.float64)
     try:
-        checks.check("02.masked_softmax", lesson_02.masked_softmax_nan_to_zero)
+        checks.check("02.masked_softmax", core.masked_softmax_nan_to_zero)
         assert _one_line(capsys).startswith("✅")
         assert torch.get_default_dtype() == torch.float64  # the notebook's setting, restored
     finally:

@@ -57,7 +57,7 @@ def test_patches_reach_beyond_the_exercises_that_declare_them(rows):
         for mid, _, _, source, _ in row.misconceptions:
             if source == "patch":
                 derived.setdefault(mid, []).append(row.exercise)
-    assert set(derived["causal_triu"]) >= {"02.causal_mask", "02.decoder_mask", "08.my_decoder_masks"}
+    assert set(derived["causal_triu"]) >= {"02.cached_causal_mask", "02.decoder_mask", "08.my_decoder_masks"}
     assert set(derived["softmax_wrong_axis"]) >= {"01.softmax_along", "01.self_attention"}
     assert set(derived["no_scaling"]) >= {"01.self_attention"}
     assert set(derived["split_single_reshape"]) >= {"03.split_heads", "03.multi_head_attention"}

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from course_utils.checking import engine, mutations, preparing, registry, relation_finders
+from course_utils.checking import engine, mutations, preparing, registry, relation_basics
 from course_utils.checking.relation_finders import findings
 from course_utils.checking.relations import Triple, explain
 
@@ -65,14 +65,14 @@ def test_weights_with_the_scores_scaled_by_a_size_before_the_softmax():
 
 
 def test_masks_inverted_shifted_and_filled():
-    ex = registry.get("02.causal_mask")
+    ex = registry.get("02.cached_causal_mask")
     right = np.tril(np.ones((5, 5), dtype=bool))
-    assert "inverted" in [f.key for f in findings(ex, (5,), right, ~right)]
-    assert "diagonal:-1" in [f.key for f in findings(ex, (5,), right, np.tril(right, -1))]
-    assert "diagonal:+2" in [f.key for f in findings(ex, (5,), right, np.tril(np.ones((5, 5), dtype=bool), 2))]
+    assert "inverted" in [f.key for f in findings(ex, (5, 5), right, ~right)]
+    assert "diagonal:-1" in [f.key for f in findings(ex, (5, 5), right, np.tril(right, -1))]
+    assert "diagonal:+2" in [f.key for f in findings(ex, (5, 5), right, np.tril(np.ones((5, 5), dtype=bool), 2))]
     scores = np.where(right, 1.5, -np.inf)
     filled = np.where(right, 1.5, -1e9)
-    assert "fill:-1e+09" in [f.key for f in findings(ex, (5,), scores, filled)]
+    assert "fill:-1e+09" in [f.key for f in findings(ex, (5, 5), scores, filled)]
 
 
 def test_a_term_a_bias_and_an_earlier_step():
@@ -138,11 +138,15 @@ def test_scores_where_weights_are_asked_is_named_from_the_references_own_steps()
 def test_a_causal_mask_with_its_diagonal_moved_is_named_in_every_exercise_that_builds_one():
     torch = pytest.importorskip("torch")
 
-    def causal_mask(seq_len):
-        return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool), diagonal=1)
+    def cached_causal_mask(q_len, k_len, window=None):
+        ones = torch.ones(q_len, k_len, dtype=torch.bool)
+        if window is None:  # the plain causal branch: one diagonal too many
+            return ones.tril(diagonal=k_len - q_len + 1)
+        return ones.tril(diagonal=k_len - q_len) & ones.triu(diagonal=k_len - q_len - window + 1)
 
-    verdict = _judge("02.causal_mask", causal_mask)
-    assert verdict.relation == "diagonal:+1", verdict.detail
+    verdict = _judge("02.cached_causal_mask", cached_causal_mask)
+    # on a (q_len, k_len) mask one diagonal more is also every key one position later: either name fits every case
+    assert verdict.relation in ("diagonal:+1", "shift:-1:1"), verdict.detail
 
 
 def test_mutants_vary_each_step_of_the_reference():
@@ -209,7 +213,7 @@ def coincidences() -> set:
         if exercise.driver is not None:
             continue  # a driver's case arguments are not the answer's: their names are unknown here
         for args in preparing.prepare(exercise).cases:
-            bad = relation_finders.coinciding_sizes(args, exercise.reference)
+            bad = relation_basics.coinciding_sizes(args, exercise.reference)
             if bad:
                 found.add(f"{exercise.id}: {', '.join(bad)}")  # by value, not case number: cases move
     return found
@@ -224,8 +228,8 @@ def test_coinciding_sizes_lists_equal_whole_numbers_and_twos():
     def count(batch, layers, heads, bytes_per_value):
         return 0
 
-    assert relation_finders.coinciding_sizes((3, 2, 4, 4), count) == ["layers=2", "heads=4", "bytes_per_value=4"]
-    assert relation_finders.coinciding_sizes((3, 5, 7, 6), count) == []
+    assert relation_basics.coinciding_sizes((3, 2, 4, 4), count) == ["layers=2", "heads=4", "bytes_per_value=4"]
+    assert relation_basics.coinciding_sizes((3, 5, 7, 6), count) == []
 
 
 def test_the_first_hint_after_a_relation_points_at_the_step_not_at_the_first_entry(capsys):
@@ -302,3 +306,76 @@ def test_a_mistake_is_named_when_it_explains_every_failing_case_but_those_whose_
     assert verdict.misconception == "softmax_wrong_axis", verdict.detail
     assert "your result has NaN instead" in verdict.detail
     assert "The first NaN appears in `weights`, after your line" in verdict.detail
+
+
+def test_one_number_of_a_tuple_names_nothing_when_another_output_is_wrong_unexplained():
+    ex = registry.get("02.masked_attention")
+    rng = np.random.default_rng(5)
+    output, weights = rng.standard_normal((3, 4)), rng.standard_normal((3, 5))
+    assert findings(ex, (), (output, weights), (output, weights * 3))  # the weights' factor explains the case
+    downstream = (output + rng.standard_normal((3, 4)), weights * 3)  # an array's relation still names
+    assert findings(ex, (), (output, weights), downstream)
+    first, second = np.int64(1), np.int64(2)
+    assert findings(ex, (), (first, second), (first, second + 1))  # off by one, and nothing else wrong
+    assert findings(ex, (), (first, second), (first + 2, second + 1)) == []  # one number's +1 is a coincidence
+
+
+def test_a_one_bit_result_is_never_named_by_a_mutant():
+    ex = registry.get("02.leaks")
+
+    def every_mutant_matches(triple):
+        return [relation_basics.Finding("mutant:index:off_by_one", "the right computation with an index off by one")]
+
+    triples = [Triple("case 1 of 1", (), True, False)]
+    assert not explain(ex, triples, extra=every_mutant_matches).named
+    arrays = [Triple("case 1 of 1", (), np.arange(3.0), np.arange(3.0) + 1)]
+    assert explain(ex, arrays, extra=every_mutant_matches).named  # an array result still can be
+
+
+def test_a_few_small_whole_numbers_are_never_named_by_a_mutant():
+    ex = registry.get("01.shared_next_token_matrix")
+
+    def every_mutant_matches(triple):
+        return [
+            relation_basics.Finding("mutant:sibling:input", "one input used where another of the same kind belongs")
+        ]
+
+    few = [Triple("case 1 of 1", (), (np.int64(1), np.int64(2), np.int64(3)), (np.int64(3), np.int64(3), 3))]
+    assert not explain(ex, few, extra=every_mutant_matches).named
+    counts = [Triple("case 1 of 1", (), np.int64(22765), np.int64(22349))]  # one large count: still a fingerprint
+    assert explain(ex, counts, extra=every_mutant_matches).named
+
+
+def test_an_output_of_a_tuple_that_is_right_names_nothing():
+    ex = registry.get("02.masked_attention")
+    rng = np.random.default_rng(6)
+    right_mask = rng.standard_normal((1, 1, 3, 3))  # axes of size 1: swapping them changes nothing
+    weights = rng.standard_normal((2, 5))
+    keys = [f.key for f in findings(ex, (), (right_mask, weights), (right_mask, weights + 1.0))]
+    assert keys and not [k for k in keys if k.startswith("output:")]
+
+
+def test_outputs_handed_back_in_another_order_while_their_gradients_differ():
+    ex = registry.get("02.masked_attention")
+    rng = np.random.default_rng(8)
+    right = tuple(rng.standard_normal((2, 3)) for _ in range(5))  # output, weights, three gradients
+    got = (right[1], right[0], right[2] + 1, right[3], right[4] * 2)  # swapped; a gradient differs as a result
+    keys = [f.key for f in findings(ex, (), right, got)]
+    assert keys[:1] == ["outputs_order:(1, 0, 2, 3, 4)"]
+
+
+def test_a_reduction_swapped_for_its_twin_is_named_by_the_mutation_engine():
+    def strongest_key(weights, query_labels, key_labels):
+        return [key_labels[j] for j in np.argmin(weights, axis=1)]  # the weakest key
+
+    verdict = _judge("01.strongest_key", strongest_key)
+    assert verdict.status == "wrong" and verdict.relation == "mutant:twin:argmax"
+    assert "smallest entry taken where the largest is asked" in verdict.detail
+
+
+def test_a_transpose_left_out_is_a_mutant():
+    from course_utils.checking import mutation_sites
+
+    tree = __import__("ast").parse("def f(Q, K):\n    return Q @ K.T + Q @ np.swapaxes(K, -1, -2)\n")
+    keys = [site[0] for site in mutation_sites.twin_sites(tree)]
+    assert keys.count("transpose:dropped") == 2

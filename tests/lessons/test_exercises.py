@@ -277,6 +277,8 @@ def test_the_course_version_handed_back_is_not_a_pass(capsys, log):
 
 
 def test_known_delegation_holes_are_closed(capsys, log):
+    import torch
+
     from course_utils import attention, efficient, explorer, heads, masks, numpy_attention
 
     cases = [
@@ -296,7 +298,14 @@ def test_known_delegation_holes_are_closed(capsys, log):
             "mask = masks.make_padding_mask(*args[:2])\nreturn mask.flip(-1) if args[2:] == ('left',) else mask",
             {"masks": masks},
         ),
-        ("02.causal_mask", "return masks.make_causal_mask(*args)", {"masks": masks}),
+        (
+            "02.cached_causal_mask",  # a window (a third argument) cut from the helper's triangle
+            "q_len, k_len, *window = args\nmask = masks.make_causal_mask(q_len, k_len)\n"
+            "if window and window[0] is not None:\n"
+            "    mask = mask & torch.ones(q_len, k_len, dtype=torch.bool).triu(k_len - q_len - window[0] + 1)\n"
+            "return mask",
+            {"masks": masks, "torch": torch},
+        ),
         (
             "04.load_from_torch",
             "module, torch_mha = args\nreturn attention.MultiHeadAttention.from_torch(torch_mha)",

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from course_utils import checks, heads
+from course_utils.lessons.lesson_05 import core
 from course_utils.lessons.lesson_05 import exercises as exercises_05
 from course_utils.lessons.lesson_05 import experiments as lesson_05
 
@@ -32,7 +33,7 @@ def test_untrained_layer_is_seeded_and_near_uniform():
 
 def test_self_head_by_seed_runs_the_students_role_scores():
     course = lesson_05.self_head_by_seed(0)
-    student = lesson_05.self_head_by_seed(0, role_scores=exercises_05.role_scores_loop)
+    student = lesson_05.self_head_by_seed(0, role_scores=core.role_scores_loop)
     np.testing.assert_allclose(student["self_scores"], course["self_scores"], atol=1e-12)
     assert student["most_self"] == course["most_self"] and len(course["most_self"]) == lesson_05.INIT_SEEDS
     with pytest.raises(TypeError, match="role_scores"):
@@ -41,13 +42,13 @@ def test_self_head_by_seed_runs_the_students_role_scores():
 
 def test_head_roles_and_ablation_with_the_students_functions(trained):
     run, roles = trained
-    mine = lesson_05.head_roles(run, role_scores=exercises_05.role_scores_diagonal, matching=exercises_05.matching_loop)
+    mine = lesson_05.head_roles(run, role_scores=core.role_scores_diagonal, matching=core.matching_loop)
     for role in ("previous", "first", "self", "matching"):
         np.testing.assert_allclose(mine["scores"][role], roles["scores"][role], atol=1e-6)
     assert mine["measured"] == roles["measured"]
     course = lesson_05.ablation(run, roles)
     student = lesson_05.ablation(
-        run, roles, ablation_table=exercises_05.ablation_arrays, switch_off=exercises_05.switch_off_mask
+        run, roles, ablation_table=exercises_05.ablation_arrays, switch_off=core.switch_off_mask
     )
     np.testing.assert_allclose(student["table"], course["table"], atol=1e-12)
     assert student["measured"] == course["measured"]
@@ -90,6 +91,6 @@ def test_answers_that_delegate_are_refused(eid, answer, words, capsys):
 
 
 def test_a_switch_off_that_changes_its_input_is_named(capsys):
-    checks.check("05.switch_off", exercises_05.switch_off_in_place)
+    checks.check("05.switch_off", core.switch_off_in_place)
     out = capsys.readouterr().out
     assert out.startswith("❌") and "in place" in out, out

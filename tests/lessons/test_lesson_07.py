@@ -17,6 +17,7 @@ from course_utils import data
 from course_utils.checking import engine, handed_back
 from course_utils.lessons.lesson_07 import exercises as L
 from course_utils.lessons.lesson_07 import experiments as E
+from course_utils.lessons.lesson_07 import parts
 from course_utils.reversal import decoding, rnn, training
 
 
@@ -26,31 +27,31 @@ def _judge(exercise, answer):
 
 
 def test_encoder_without_total_length_is_named():
-    class Encoder(L.MyEncoder):
+    class Encoder(parts.MyEncoder):
         def forward(self, src, src_lengths):
             packed = pack_padded_sequence(self.embed(src), src_lengths, batch_first=True, enforce_sorted=False)
             outputs, final = self.rnn(packed)
             outputs, _ = pad_packed_sequence(outputs, batch_first=True)
             return outputs, final
 
-    verdict = _judge(L.MY_ENCODER, Encoder)
+    verdict = _judge(parts.MY_ENCODER, Encoder)
     assert verdict.status == "wrong" and verdict.misconception == "pad_packed_without_total_length"
     assert "no row fills the padded width" in verdict.detail
 
 
 def test_a_class_that_runs_the_course_encoder_or_attention_is_refused():
-    class Encoder(L.MyEncoder):
+    class Encoder(parts.MyEncoder):
         def forward(self, src, src_lengths):
             return rnn.GRUEncoder.forward(self, src, src_lengths)
 
-    class Attention(L.MyAdditiveAttention):
+    class Attention(parts.MyAdditiveAttention):
         def forward(self, s, keys, key_mask, projected_keys):
             return rnn.AdditiveAttention.forward(self, s, keys, key_mask, projected_keys)
 
-    for exercise, answer in ((L.MY_ENCODER, Encoder), (L.MY_ADDITIVE_ATTENTION, Attention)):
+    for exercise, answer in ((parts.MY_ENCODER, Encoder), (parts.MY_ADDITIVE_ATTENTION, Attention)):
         verdict = _judge(exercise, answer)
         assert verdict.status == "wrong" and "course's version" in verdict.detail, verdict.detail
-    assert _judge(L.MY_ENCODER, L.EncoderRowByRow).status == "passed"  # the switch-off is undone afterwards
+    assert _judge(parts.MY_ENCODER, parts.EncoderRowByRow).status == "passed"  # the switch-off is undone afterwards
 
 
 def test_a_step_that_calls_the_course_step_is_refused():

@@ -107,3 +107,38 @@ def test_short_models_evaluates_what_it_is_given():
     assert loaded == list(experiments.SHORT_MODELS) and set(out) == set(experiments.SHORT_MODELS)
     assert all(v["steps"] is None for v in out.values())  # loaded, not trained: no step count
     assert out["transformer_short"]["exact_4_12"] >= 0.98 and out["transformer_short"]["exact_13_16"] < 0.1
+
+
+# ---- issue 28 §3: a layer that cuts the gradient is the first thing the student sees, and the lesson says so ----
+
+
+def test_a_layer_that_cuts_the_gradient_is_named_by_its_own_check(capsys):
+    class EncoderLayer(layers.EncoderLayer):
+        def forward(self, x, mask):
+            h = self.norm1(x)
+            x = x + self.self_attn(h, h, h, mask=mask, need_weights=False)[0].detach()  # right values, no gradient
+            return x + self.ffn(self.norm2(x))
+
+    returned = checks.check("08.encoder_layer", EncoderLayer)
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and "cuts the gradient" in out and "`self_attn.query_proj.weight`" in out, out
+    assert returned is not EncoderLayer  # the lesson goes on with the course's layer
+
+
+def _markdown_before(path, marker):
+    import json
+    from pathlib import Path
+
+    cells = json.loads((Path(__file__).resolve().parents[2] / path).read_text(encoding="utf-8"))["cells"]
+    first = next(i for i, c in enumerate(cells) if marker in "".join(c["source"]) and c["cell_type"] == "code")
+    return [" ".join("".join(c["source"]).split()) for c in cells[:first] if c["cell_type"] == "markdown"]
+
+
+def test_07_and_08_say_what_a_silently_broken_gradient_looks_like_before_they_train():
+    for path, marker in (
+        ("notebooks/07_seq2seq_rnn_attention.ipynb", "lesson_07.attention_gru("),
+        ("notebooks/08_transformer_reversal.ipynb", "lesson_08.transformer("),
+    ):
+        said = [t for t in _markdown_before(path, marker) if "silently broken gradient" in t]
+        assert said, f"{path}: no cell before the training says what a silently broken gradient looks like"
+        assert any(".detach()" in t and "no error" in t.replace("without an error", "no error") for t in said), path

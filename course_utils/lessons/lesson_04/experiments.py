@@ -104,11 +104,13 @@ CLAIMS = [
         name="04.retrieval_learns",
         lesson="04",
         text="Trained with the standard loop, the layer learns to retrieve: the weight on the matching key goes "
-        "from about 1/8 to above 0.9, and the loss falls below a fifth of its first value.",
+        "from about 1/8 to above 0.9, and the loss falls below a fifth of its first value (the registry: below 0.06 "
+        "of it; 0.007-0.030 measured).",
         source=_SOURCE,
         uses=(train_retriever,),
         measure=lambda seed, run: run(train_retriever, seed).measured,
-        holds=lambda v: v["before"] < 0.2 and v["after"] > 0.9 and v["last_loss"] < 0.2 * v["first_loss"],
+        # the loss ratio's highest stored value over seeds 0-4, both kernel sets, is 0.0301: threshold 0.06, margin 0.03
+        holds=lambda v: v["before"] < 0.2 and v["after"] > 0.9 and v["last_loss"] < 0.06 * v["first_loss"],
         quick=True,
     ),
     Claim(

@@ -271,58 +271,59 @@ CLAIMS: list[Claim] = [
     Claim(
         "05.untrained_uniform",
         "05",
-        "an untrained layer is near uniform: largest weight < 4/6, every head's entropy > 0.9 ln 6, "
-        "every pair of heads similarity > 0.7",
+        "an untrained layer is near uniform: largest weight < 0.55 (0.29-0.46 measured; the lesson asserts < 4/6), "
+        "every head's entropy > 0.93 ln 6 (0.958-0.976; lesson 0.9), every pair of heads' similarity > 0.8 "
+        "(0.87-0.91; lesson 0.7)",
         "05 An untrained layer, head by head / Entropy / Head similarity (asserts)",
         (untrained_layer,),
         lambda seed, run: run(untrained_layer, seed).measured,
-        holds=lambda v: (
-            v["max_weight"] < 4 / v["seq_len"] and v["min_entropy_over_max"] > 0.9 and v["min_similarity"] > 0.7
-        ),
+        # margins below the lowest (above the highest) value over seeds 0-4, both kernel sets: 0.09, 0.028, 0.07
+        holds=lambda v: v["max_weight"] < 0.55 and v["min_entropy_over_max"] > 0.93 and v["min_similarity"] > 0.8,
         quick=True,
     ),
     Claim(
         "05.self_head_moves",
         "05",
         "the most 'self-attentive' untrained head moves with the initialization seed (>= 3 different heads "
-        "over 8 seeds) and no self score reaches 2/6",
+        "over 8 seeds) and no self score reaches 0.3 (0.20-0.24 measured, uniform 1/6; the lesson asserts 2/6)",
         "05 Does the same head look 'self-attentive' for every seed? (hidden asserts)",
         (self_head_by_seed,),
         lambda seed, run: run(self_head_by_seed, seed)["measured"],
-        holds=lambda v: len(v["self_heads"]) >= 3 and v["strongest_self"] < 2 / v["seq_len"],
+        holds=lambda v: len(v["self_heads"]) >= 3 and v["strongest_self"] < 0.3,  # highest 0.245, margin 0.055
         quick=True,
     ),
     Claim(
         "05.role_loss",
         "05",
-        "300 training steps bring the role model's loss below 0.05 of its first value, and every question's "
-        "accuracy on new sequences above 0.95",
+        "300 training steps bring the role model's loss below 0.03 of its first value (0.0001-0.0153 measured; the "
+        "lesson asserts 0.05), and every question's accuracy on new sequences above 0.97 (0.981-1.000; lesson 0.95)",
         "05 Train it (asserts)",
         (train_roles,),
         lambda seed, run: run(train_roles, seed).measured,
-        holds=lambda v: v["loss_ratio"] < 0.05 and v["min_accuracy"] > 0.95,
+        holds=lambda v: v["loss_ratio"] < 0.03 and v["min_accuracy"] > 0.97,  # margins 0.015 and 0.011
         quick=True,
     ),
     Claim(
         "05.roles",
         "05",
-        "a trained one-layer toy grows a previous-token, a first-token and a matching head: accuracy > 0.95, "
-        "three distinct heads with role score > 0.75, entropy < 0.25 ln 12, pairwise similarity < 0.3",
+        "a trained one-layer toy grows a previous-token, a first-token and a matching head: accuracy > 0.97 "
+        "(0.981-1.000), three distinct heads with role score > 0.75, entropy < 0.25 ln 12 (their largest 0.24-0.58 "
+        "nats, of 0.62), pairwise similarity < 0.3",
         "05 Which head does what, after training? (asserts); Summary",
         (train_roles, head_roles),
         _roles,
-        holds=lambda v: v["roles_held"] and v["min_accuracy"] > 0.95,
+        holds=lambda v: v["roles_held"] and v["min_accuracy"] > 0.97,
         quick=True,
     ),
     Claim(
         "05.ablation",
         "05",
-        "switching off a question's heads (role score > 0.5) drops that answer below 0.5 and keeps the others "
-        "above 0.9",
+        "switching off a question's heads (role score > 0.5) drops that answer below 0.45 (0.24-0.38 measured; the "
+        "lesson asserts 0.5) and keeps the others above 0.9",
         "05 Switching heads off: is the role real? (hidden asserts); Summary",
         (train_roles, head_roles, ablation),
         _ablation,
-        holds=lambda v: v["ablation_held"],
+        holds=lambda v: v["ablation_held"] and max(v["role_accuracy_without"].values()) < 0.45,  # margin 0.07
         quick=True,
     ),
     Claim(

@@ -309,7 +309,13 @@ TILED_ATTENTION = Exercise(
             np.random.default_rng(2).normal(size=(k_len, d_head)),
             np.random.default_rng(3).normal(size=(k_len, d_value)),
             block,
-        )
+        ),
+        (  # every score far below 0 (exp underflows unless the running max starts at -inf)
+            -1000 * np.abs(np.random.default_rng(4).normal(size=(q_len, d_head))),
+            np.abs(np.random.default_rng(5).normal(size=(k_len, d_head))) + 0.1,
+            np.random.default_rng(3).normal(size=(k_len, d_value)),
+            block,
+        ),
     ],
     constraint="one_tile_of_scores",
     section="06 · Tiled attention, FlashAttention-style",

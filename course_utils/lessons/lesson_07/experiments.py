@@ -135,21 +135,23 @@ CLAIMS: list[Claim] = [
     Claim(
         "07.gru_collapses",
         "07",
-        "without attention, on the attention model's step budget: exact < 0.6 on 4-16, and < 0.1 on 13-16 where 4-8 "
-        "is > 0.1",
+        "without attention, on the attention model's step budget: exact < 0.45 on 4-16 (0.34-0.37 measured; the "
+        "lesson asserts 0.6), and < 0.03 on 13-16 (at most 0.005) where 4-8 is > 0.6 (0.78-0.82)",
         "07 Without attention (asserts), Accuracy against length (asserts)",
         (plain_gru,),
         lambda seed, run: {
             "exact_4_16": run(plain_gru, seed)["exact_4_16"],
             "buckets": run(plain_gru, seed)["buckets"],
         },
-        lambda v: v["exact_4_16"] < 0.6 and v["buckets"]["13-16"] < 0.1 < v["buckets"]["4-8"],
+        # margins beyond the extreme value over seeds 0-4, both kernel sets: 0.08, 0.025, 0.18
+        lambda v: v["exact_4_16"] < 0.45 and v["buckets"]["13-16"] < 0.03 and v["buckets"]["4-8"] > 0.6,
     ),
     Claim(
         "07.same_recipe_control",
         "07",
         "the control: with the attention recipe's learning rate and warm-up too, the model without attention still "
-        "gets < 0.6 exact on 4-16 and < 0.1 on 13-16, more than 0.3 below the attention model",
+        "gets < 0.45 exact on 4-16 (0.34-0.36 measured) and < 0.05 on 13-16 (at most 0.0125), more than 0.5 below the "
+        "attention model (0.63-0.65 below)",
         "07 Without attention: the budget (markdown); guide 07",
         (plain_gru_same_recipe, attention_gru),
         lambda seed, run: {
@@ -158,7 +160,9 @@ CLAIMS: list[Claim] = [
             "attention_exact_4_16": run(attention_gru, seed)["exact_4_16"],
         },
         lambda v: (
-            v["exact_4_16"] < 0.6 and v["buckets"]["13-16"] < 0.1 and v["attention_exact_4_16"] > v["exact_4_16"] + 0.3
+            v["exact_4_16"] < 0.45
+            and v["buckets"]["13-16"] < 0.05
+            and v["attention_exact_4_16"] > v["exact_4_16"] + 0.5
         ),
         control=True,
     ),
@@ -179,8 +183,8 @@ CLAIMS: list[Claim] = [
     Claim(
         "07.attention_fits",
         "07",
-        "with attention, in its step budget: >= 0.97 exact on 4-16, >= 0.95 on each bucket up to 16, "
-        "and more than 0.3 above the model without attention",
+        "with attention, in its step budget: >= 0.97 exact on 4-16 (0.995-0.999 measured), >= 0.95 on each bucket up "
+        "to 16 (0.985-1.000), and more than 0.5 above the model without attention (0.63-0.66 above)",
         "07 With attention, same budget (asserts); Accuracy against length (asserts)",
         (attention_gru, plain_gru),
         lambda seed, run: {
@@ -194,14 +198,14 @@ CLAIMS: list[Claim] = [
             v["steps"] == v["budget"]
             and v["exact_4_16"] >= 0.97
             and all(v["buckets"][b] >= 0.95 for b in ("4-8", "9-12", "13-16"))
-            and v["exact_4_16"] > v["gru_exact_4_16"] + 0.3
+            and v["exact_4_16"] > v["gru_exact_4_16"] + 0.5
         ),
     ),
     Claim(
         "07.attention_beyond",
         "07",
-        "past the training lengths the attention model degrades (17-20 more than 0.05 below 13-16) but keeps more "
-        "than the model without attention",
+        "past the training lengths the attention model degrades (17-20 more than 0.15 below 13-16: 0.23-0.42 below) "
+        "but keeps more than 0.45 on 17-20 (0.575-0.76) where the model without attention has 0.0",
         "07 Accuracy against length (asserts), markdown after it",
         (attention_gru, plain_gru),
         lambda seed, run: {
@@ -209,22 +213,26 @@ CLAIMS: list[Claim] = [
             "attention_13_16": run(attention_gru, seed)["buckets"]["13-16"],
             "gru_17_20": run(plain_gru, seed)["buckets"]["17-20"],
         },
-        lambda v: v["gru_17_20"] < v["attention_17_20"] < v["attention_13_16"] - 0.05,
+        lambda v: (
+            v["gru_17_20"] < 0.05 and 0.45 < v["attention_17_20"] < v["attention_13_16"] - 0.15  # margins 0.08, 0.125
+        ),
     ),
     Claim(
         "07.anti_diagonal",
         "07",
-        "the attention argmax sits on the mirrored position n-1-t for >= 0.9 of the symbol-writing test steps",
+        "the attention argmax sits on the mirrored position n-1-t for >= 0.95 of the symbol-writing test steps "
+        "(0.986-0.997 measured; the lesson asserts 0.9)",
         "07 What the attention looks at (asserts)",
         (attention_gru,),
         lambda seed, run: {"mirror_share": run(attention_gru, seed)["mirror_share"]},
-        lambda v: v["mirror_share"] >= 0.9,
+        lambda v: v["mirror_share"] >= 0.95,  # lowest 0.9857, margin 0.036
     ),
     Claim(
         "07.leak",
         "07",
-        "trained 30 steps with decoder_input = target: teacher-forced > 0.95, free-running exact < 0.02 and "
-        "token < 0.3; the correctly trained attention model >= 0.97 exact free-running",
+        "trained 30 steps with decoder_input = target: teacher-forced > 0.95 (1.0 measured), free-running exact "
+        "< 0.02 (0.0) and token < 0.25 (0.00-0.16); the correctly trained attention model >= 0.97 exact "
+        "free-running (0.989-1.000)",
         "07 Common pitfalls 1 (asserts); guide 07",
         (leaky_gru, attention_gru),
         lambda seed, run: {
@@ -234,7 +242,10 @@ CLAIMS: list[Claim] = [
             "fixed_exact": run(attention_gru, seed)["sample_exact"],
         },
         lambda v: (
-            v["teacher_forced"] > 0.95 and v["free_exact"] < 0.02 and v["free_token"] < 0.3 and v["fixed_exact"] >= 0.97
+            v["teacher_forced"] > 0.95
+            and v["free_exact"] < 0.02
+            and v["free_token"] < 0.25
+            and v["fixed_exact"] >= 0.97
         ),
     ),
 ]

@@ -235,35 +235,35 @@ CLAIMS: list[Claim] = [
     Claim(
         "08.no_positions",
         "08",
-        "without positional encoding, 100 training steps leave exact accuracy < 0.01 on the test set (the lesson "
-        "asserts < 0.05)",
+        "without positional encoding, 100 training steps leave exact accuracy < 0.003 on the test set (at most "
+        "0.0008 measured; the lesson asserts < 0.05)",
         "08 Ablation: no positional encoding (asserts)",
         (no_positions,),
         lambda seed, run: run(no_positions, seed),
-        lambda v: v["exact"] < 0.01,
+        lambda v: v["exact"] < 0.003,  # highest 0.0008 over seeds 0-4, both kernel sets
     ),
     Claim(
         "08.embedding_trap",
         "08",
         "length 8, at most 200 steps: the plain model reaches >= 0.9 exact in fewer steps; x sqrt(d_model) on "
-        "N(0, 1) embeddings stays < 0.5",
+        "N(0, 1) embeddings stays < 0.25 (0.00-0.12 measured; the lesson asserts 0.5)",
         "08 The embedding-scale trap (asserts); Common pitfalls",
         (embedding_trap,),
         lambda seed, run: run(embedding_trap, seed),
         lambda v: (
-            v["plain"]["exact"] >= 0.9 and v["scaled"]["exact"] < 0.5 and v["plain"]["steps"] < v["scaled"]["steps"]
+            v["plain"]["exact"] >= 0.9 and v["scaled"]["exact"] < 0.25 and v["plain"]["steps"] < v["scaled"]["steps"]
         ),
     ),
     Claim(
         "08.embedding_trap_control",
         "08",
         "control: the same x sqrt(d_model) with embeddings initialized N(0, 1/d_model) learns like the plain model "
-        "(>= 0.95 exact within 200 steps, where the scaled N(0, 1) embeddings stay < 0.5), so the cause is the size "
+        "(>= 0.95 exact within 200 steps, where the scaled N(0, 1) embeddings stay < 0.25), so the cause is the size "
         "of the embeddings, not the multiplication",
         "08 The embedding-scale trap (asserts: 'scale only if you also initialize them small'); objective 3",
         (embedding_trap,),
         lambda seed, run: run(embedding_trap, seed),
-        lambda v: v["scaled_small_init"]["exact"] >= 0.95 and v["scaled"]["exact"] < 0.5,
+        lambda v: v["scaled_small_init"]["exact"] >= 0.95 and v["scaled"]["exact"] < 0.25,
     ),
     Claim(
         "08.embedding_trap_positions",
@@ -274,13 +274,14 @@ CLAIMS: list[Claim] = [
         "08 The embedding-scale trap (asserts); objective 3",
         (embedding_trap,),
         lambda seed, run: run(embedding_trap, seed),
-        lambda v: v["scaled_big_positions"]["exact"] >= 0.95 and v["scaled"]["exact"] < 0.5,
+        lambda v: v["scaled_big_positions"]["exact"] >= 0.95 and v["scaled"]["exact"] < 0.25,
     ),
     Claim(
         "08.short_cliff",
         "08",
         "trained on 4-12: the GRU with attention and both Transformers >= 0.98 exact there; the Transformer < 0.02 on "
-        "14-16 while the GRU with attention keeps > 0.2 at length 14",
+        "14-16 (0.0 measured) while the GRU with attention keeps > 0.35 at length 14 (0.45-0.86; the lesson asserts "
+        "0.2)",
         "08 Beyond the training lengths (asserts); guide 08",
         (short_models,),
         lambda seed, run: {
@@ -290,15 +291,15 @@ CLAIMS: list[Claim] = [
         lambda v: (
             all(v[name]["exact_4_12"] >= 0.98 for name in v)
             and v["transformer_short"]["exact_14_16"] < 0.02
-            and v["gru_attention_short"]["exact_14"] > 0.2
+            and v["gru_attention_short"]["exact_14"] > 0.35  # lowest 0.45 over seeds 0-4, both kernel sets
         ),
     ),
     Claim(
         "08.rpe_generalizes",
         "08",
         "randomized positions (transformer_short_rpe's recipe: one sorted draw per sequence shared by source and "
-        "decoder steps, a longer run) fit 4-12 in more steps than plain positions and keep > 0.5 exact on 13-16, "
-        "more than 0.4 above plain positions",
+        "decoder steps, a longer run) fit 4-12 in more steps than plain positions and keep > 0.8 exact on 13-16 "
+        "(0.87-0.94 measured; the lesson asserts 0.5), more than 0.75 above plain positions (0.82-0.93 above)",
         "08 Beyond the training lengths (asserts)",
         (short_models,),
         lambda seed, run: {
@@ -308,8 +309,8 @@ CLAIMS: list[Claim] = [
         lambda v: (
             v["transformer_short_rpe"]["exact_4_12"] >= 0.98
             and v["transformer_short_rpe"]["steps"] > v["transformer_short"]["steps"]
-            and v["transformer_short_rpe"]["exact_13_16"] > 0.5
-            and v["transformer_short_rpe"]["exact_13_16"] > v["transformer_short"]["exact_13_16"] + 0.4
+            and v["transformer_short_rpe"]["exact_13_16"] > 0.8  # lowest 0.8675, margin 0.0675
+            and v["transformer_short_rpe"]["exact_13_16"] > v["transformer_short"]["exact_13_16"] + 0.75  # lowest 0.82
         ),
     ),
     Claim(
@@ -330,15 +331,15 @@ CLAIMS: list[Claim] = [
     Claim(
         "08.transformer_17_20",
         "08",
-        "the Transformer trained on 4-16 fails on nearly every sequence of 17-20 (< 0.2 exact), below the GRU with "
-        "attention",
+        "the Transformer trained on 4-16 fails on nearly every sequence of 17-20 (< 0.15 exact; 0.01-0.09 "
+        "measured), below the GRU with attention",
         "08 All three models (asserts); Common pitfalls",
         (transformer, gru_attention),
         lambda seed, run: {
             "transformer_17_20": run(transformer, seed)["buckets"]["17-20"],
             "gru_attention_17_20": run(gru_attention, seed)["buckets"]["17-20"],
         },
-        lambda v: v["transformer_17_20"] < 0.2 and v["transformer_17_20"] < v["gru_attention_17_20"],
+        lambda v: v["transformer_17_20"] < 0.15 and v["transformer_17_20"] < v["gru_attention_17_20"],  # highest 0.0875
     ),
     Claim(
         "08.gru_longer_budget",
