@@ -80,14 +80,14 @@ MISTAKES = (
     Misconception(
         "window_off_by_one",
         "the window is one key too wide: query i sees window keys, itself included (i - window < j <= i)",
-        "02 · Sliding windows",
+        "02 · Causal masks",
         "Count the True entries of a late row of your mask for window 2: how many keys does the window allow, the "
         "query itself included?",
     ),
     Misconception(
         "window_not_causal",
         "the window looks both ways: a decoder's sliding window is still causal (j <= i)",
-        "02 · Sliding windows",
+        "02 · Causal masks",
         "In a decoder, may a query see a key that comes after it, even a close one?",
     ),
     Misconception(
@@ -161,7 +161,7 @@ MISTAKES = (
         "causal_top_left",
         "the triangle is aligned top-left (what is_causal=True does): with k_len cached keys the newest query "
         "must see every key, so align it bottom-right",
-        "02 · Practical masking APIs",
+        "02 · Causal masks",
         "Query q_len - 1 is the newest token: how many of the k_len keys are in its past?",
     ),
     Misconception(
