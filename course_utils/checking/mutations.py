@@ -159,7 +159,14 @@ def _sibling_sites(tree) -> list:
     owners = {"self"} | {a.arg for a in tree.body[0].args.args}
     attrs = sorted({n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _name(n.value) in owners})
     function = tree.body[0]
-    params = [a.arg for a in function.args.args if a.arg != "self" and "mask" not in a.arg]  # a mask is no data
+    positional = function.args.args
+    options = (
+        {a.arg for a in positional[len(positional) - len(function.args.defaults) :]}
+        if function.args.defaults
+        else set()
+    )
+    # a mask is no data, and an argument with a default is an option (an axis, a window), not a sibling of the data
+    params = [a.arg for a in positional if a.arg != "self" and "mask" not in a.arg and a.arg not in options]
     groups: dict = {}
     for name in attrs + params:
         stem = _stem(name)

@@ -379,3 +379,18 @@ def test_a_transpose_left_out_is_a_mutant():
     tree = __import__("ast").parse("def f(Q, K):\n    return Q @ K.T + Q @ np.swapaxes(K, -1, -2)\n")
     keys = [site[0] for site in mutation_sites.twin_sites(tree)]
     assert keys.count("transpose:dropped") == 2
+
+
+def test_an_option_with_a_default_is_no_sibling_of_the_data():
+    """A softmax over axis 0 instead of `axis` is the wrong axis, not "one input used for another (a copy-paste slip)":
+    `axis=-1` is an option of softmax_along, so no mutant swaps it with `x`."""
+    keys = [m.key for m in mutations.mutants(registry.get("01.softmax_along").reference)]
+    assert not [k for k in keys if k.startswith("mutant:sibling:input")]
+
+    def softmax_along(x, axis=-1):
+        e = np.exp(x - x.max(axis=0, keepdims=True))
+        return e / e.sum(axis=0, keepdims=True)
+
+    verdict = _judge("01.softmax_along", softmax_along)
+    assert verdict.status == "wrong"
+    assert "copy-paste" not in verdict.detail and "over the wrong axis" in verdict.detail
