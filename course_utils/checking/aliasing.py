@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["storages", "shared_with", "shared_problem"]
+__all__ = ["modules_in", "storages", "shared_with", "shared_problem"]
 
 
-def _modules(value, depth=0):
+def modules_in(value, limit=4, depth=0):
+    """Every ``nn.Module`` in ``value``, looking into tuples, lists and dicts down to ``limit`` levels."""
     torch = sys.modules.get("torch")
-    if torch is None or depth > 4:
+    if torch is None or depth > limit:
         return
     if isinstance(value, torch.nn.Module):
         yield value
     elif isinstance(value, (tuple, list)):
         for item in value:
-            yield from _modules(item, depth + 1)
+            yield from modules_in(item, limit, depth + 1)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _modules(item, depth + 1)
+            yield from modules_in(item, limit, depth + 1)
 
 
 def _tensors(value, depth=0):
@@ -64,9 +65,9 @@ def shared_with(result, args) -> dict:
     """``{parameter name: argument index}``: each weight of a module (in ``result``, or an argument itself) whose
     storage belongs to another argument in ``args`` (the argument that *is* that module does not count)."""
     found = {}
-    holders = [(None, m) for m in _modules(result)] + [(k, a) for k, a in enumerate(args) if any(_modules(a))]
+    holders = [(None, m) for m in modules_in(result)] + [(k, a) for k, a in enumerate(args) if any(modules_in(a))]
     for k_own, value in holders:
-        for module in _modules(value):
+        for module in modules_in(value):
             by_arg = [(k, storages(a)) for k, a in enumerate(args) if k != k_own and a is not module]
             for name, t in (*module.named_parameters(), *module.named_buffers()):
                 try:
@@ -85,7 +86,7 @@ def shared_problem(exercise, answer, cases, run, say_argument) -> str | None:
     if torch is None or not cases:
         return None
     args = cases[0]
-    if not isinstance(args, tuple) or not any(True for _ in _modules(args)):
+    if not isinstance(args, tuple) or not any(True for _ in modules_in(args)):
         return None
     copies: list = []
     status, expected = run(exercise.reference, args, 0, fn_is_answer=False, copies=copies)

@@ -151,20 +151,6 @@ def fresh_sizes_keyed(exercise, answer, run, problem, explain=None) -> tuple | N
     return None
 
 
-def _modules_in(value, depth=0):
-    torch = sys.modules.get("torch")
-    if torch is None or depth > 6:
-        return
-    if isinstance(value, torch.nn.Module):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _modules_in(item, depth + 1)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _modules_in(item, depth + 1)
-
-
 def _has_dropout(module) -> bool:
     torch = sys.modules.get("torch")
     for sub in module.modules():
@@ -179,12 +165,12 @@ def _has_dropout(module) -> bool:
 def other_mode(exercise, answer, cases, run, problem) -> str | None:
     """None when the answer is right with the case's modules in the other mode too (dropout cases only)."""
     for i, args in enumerate(cases):
-        modules = list(_modules_in(args))
+        modules = list(aliasing.modules_in(args, limit=6))
         if not modules or not any(_has_dropout(m) for m in modules):
             continue
         flipped = copy.deepcopy(args)
         training = not modules[0].training
-        for module in _modules_in(flipped):
+        for module in aliasing.modules_in(flipped, limit=6):
             module.train(training)
         status, expected = run(exercise.reference, flipped, i, fn_is_answer=False)
         if status != "ok":
