@@ -30,6 +30,7 @@ help:
 	@echo "make checkpoints    retrain the shipped model checkpoints in data/checkpoints/"
 	@echo "make grade SUBMISSIONS=path | SERVICE=https://hub/services/class-report/ [JOBS=N]   every student notebook in its own sandbox -> grades.csv, grades.html (SERVICE: collects first)"
 	@echo "make collect FROM=folder | SERVICE=https://hub/services/class-report/   the submissions that count -> collected/ (then make grade SUBMISSIONS=collected/submissions)"
+	@echo "make lti-push [MARKS=marks.csv] [DRY_RUN=1]   send marks.csv to the LMS gradebook over LTI 1.3 (course.toml [lti], docs/marks.md)"
 	@echo "make marks [ROSTER=roster.csv | ROSTER_HUB=https://hub/hub/api]   marks.csv, canvas.csv, moodle.csv from course.toml and the graded collection (docs/marks.md)"
 	@echo "make publish        commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
 	@echo "make pull-link HUB=https://hub... REPO=https://...   the nbgitpuller link that gives each student the course"
@@ -149,6 +150,11 @@ collect: env
 
 marks: env
 	$(BIN)/python -m course_utils.marks marks --course "$(COURSE_FILE)" --collected "$(COLLECTED)" $(if $(ROSTER),--roster "$(ROSTER)") $(if $(ROSTER_HUB),--roster-hub "$(ROSTER_HUB)") --out "$(or $(MARKS_OUT),$(COLLECTED)/marks)"
+
+# LTI 1.3 (AGS): the reviewed marks.csv into the LMS's gradebook, one line item per lesson (course.toml's [lti]).
+.PHONY: lti-push
+lti-push: env
+	$(BIN)/python -m course_utils.marks lti --course "$(COURSE_FILE)" --marks "$(or $(MARKS),$(COLLECTED)/marks/marks.csv)" $(if $(ROSTER),--roster "$(ROSTER)") $(if $(DRY_RUN),--dry-run)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

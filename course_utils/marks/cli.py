@@ -7,13 +7,15 @@
     make grade SUBMISSIONS=collected/submissions
     make grade SERVICE=https://hub/services/class-report/ TOKEN=...   # collect --service, then grade, in one command
     python -m course_utils.marks marks --course course.toml --collected collected [--roster roster.csv] --out marks
+    python -m course_utils.marks lti --course course.toml --marks marks/marks.csv [--roster roster.csv] [--dry-run]
 
 ``collect --service`` asks the class-report service with an instructor's JupyterHub token (``--token`` or
 ``$JUPYTERHUB_API_TOKEN``) for every submission's receipt (``GET api/submissions``), downloads the one that counts
 per student and lesson (``GET api/submissions/<id>``), and every student's records (``GET api/records``) into
 ``records.jsonl`` (the predictions' first tries). ``marks`` reads ``collected/submissions/grades.csv`` (``make
 grade``'s), ``manifest.json``, ``records.jsonl`` and the roster, and writes ``marks.csv``, ``canvas.csv`` and
-``moodle.csv``; it prints who never started, who has not submitted and the names not on the roster.
+``moodle.csv``; it prints who never started, who has not submitted and the names not on the roster. ``lti``
+sends that ``marks.csv`` to the LMS's gradebook over LTI 1.3 (:mod:`course_utils.marks.lti`, ``make lti-push``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from course_utils.marks import compute, course, folder, lms, roster
+from course_utils.marks import compute, course, folder, lms, lti, roster
 
 __all__ = ["main"]
 
@@ -149,6 +151,13 @@ def _marks(args) -> int:
     return 0
 
 
+def _lti(args) -> int:
+    marked = course.load(args.course)
+    people = roster.load(args.roster) if args.roster else None
+    lti.push(marked, args.marks, roster=people, base=Path(args.course).resolve().parent, dry_run=args.dry_run)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils.marks", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -172,9 +181,14 @@ def main(argv=None) -> int:
     )
     marks.add_argument("--instructor-group", default="instructors", help="for --roster-hub: the group left out")
     marks.add_argument("--out", required=True, help="the folder for the marks files")
+    push = commands.add_parser("lti", help="send marks.csv to the LMS's gradebook over LTI 1.3 (AGS)")
+    push.add_argument("--course", required=True, help="the course file, with its [lti] table")
+    push.add_argument("--marks", required=True, help="make marks's marks.csv")
+    push.add_argument("--roster", help="the roster CSV (emails or SIS ids, for lti.match = email or sis_id)")
+    push.add_argument("--dry-run", action="store_true", help="print what would be sent; send no score")
     args = parser.parse_args(argv)
     try:
-        return _collect(args) if args.command == "collect" else _marks(args)
+        return {"collect": _collect, "marks": _marks, "lti": _lti}[args.command](args)
     except (ValueError, OSError) as exc:
         print(f"{args.command}: {exc}", file=sys.stderr)
         return 2

@@ -28,6 +28,7 @@ The layout (every table optional but ``[lessons.NN]`` for a lesson that is marke
     grace_minutes = 0
     [extensions.alice]
     "01" = "2026-12-09T23:59:00+01:00"   # a new due date, or a number of days added to the lesson's
+    [lti]                 # optional: the LMS's gradebook over LTI 1.3 (course_utils.marks.lti, docs/marks.md)
     "02" = 2
     [submit]
     folder = "/shared/attention/submissions"   # off a hub: where course_utils.submit.lesson() keeps submissions
@@ -51,7 +52,7 @@ LESSON = re.compile(r"\d\d")
 ITEM_ID = re.compile(r"\d\d\.[A-Za-z_][A-Za-z0-9_]{0,79}")
 POLICIES = ("penalty", "refuse", "accept")
 SOLUTION_SHOWN = ("flag", "no_points")  # what a solution shown before the exercise passed costs
-_TOP = {"course", "points", "lessons", "late", "extensions", "submit"}
+_TOP = {"course", "points", "lessons", "late", "extensions", "submit", "lti"}
 
 
 class CourseFileError(ValueError):
@@ -107,6 +108,7 @@ class Course:
     extensions: dict = field(default_factory=dict)  # student -> {"01": due datetime}
     submit_folder: str | None = None  # off a hub: where course_utils.submit keeps submissions
     solution_shown: str = "flag"  # "flag": listed in the marks; "no_points": that exercise earns nothing
+    lti: dict = field(default_factory=dict)  # [lti], checked where it is used (course_utils.marks.lti.settings)
     source: str = "course.toml"
 
     def points(self, kind: str, item_id: str) -> float:
@@ -268,6 +270,7 @@ def parse(data: dict, *, source: str = "course.toml") -> Course:
         extensions=extensions,
         submit_folder=submit_folder,
         solution_shown=solution_shown,
+        lti=_table(data.get("lti", {}), source, "lti"),
         source=source,
     )
 
