@@ -434,6 +434,10 @@ def withhold(edition_lessons: Path, repo: Path = REPO, as_of="now", course_file=
 def decide(lessons_dir: Path, package: Path, repo: Path = REPO, as_of="now", course_file=None) -> Report:
     """What :func:`withhold` would do to ``package`` (and the lessons in ``lessons_dir``), without doing it."""
     as_of = parse_as_of(as_of)
+    if course_file is not None and not Path(course_file).is_file():
+        raise ValueError(
+            f"course_file: expected the course file with the lessons' due dates but {course_file} is no file"
+        )
     course_file = Path(course_file) if course_file is not None else Path(repo) / "course.toml"
     exists = course_file.is_file()
     items, skipped = plan(package, repo, course_file if exists else None)

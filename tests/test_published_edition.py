@@ -314,6 +314,13 @@ def test_a_bad_as_of_names_the_argument(value, error, words):
         edition_withhold.parse_as_of(value)
 
 
+def test_a_course_file_that_is_not_there_is_an_error_not_an_edition_with_everything_withheld(course, tmp_path):
+    repo, lessons = course
+    with pytest.raises(ValueError, match="course_file: expected the course file .* but .*typo.toml is no file"):
+        edition_withhold.withhold(lessons, repo, BETWEEN, tmp_path / "typo.toml", out=io.StringIO())
+    assert "x + x" in (lessons / "course_utils" / "alpha.py").read_text(encoding="utf-8")  # nothing was changed
+
+
 def test_a_stale_audit_naming_a_missing_helper_is_an_error(course):
     repo, lessons = course
     audit = repo / "docs" / "checker_audit.md"
@@ -393,9 +400,8 @@ def test_the_released_lessons_run_untouched_from_the_published_tree(tmp_path, le
     notebook = next((tree / "notebooks").glob(f"{lesson}_*.ipynb"))
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     probe = "import course_utils\nprint('course_utils from', course_utils.__file__)\n"
-    nb["cells"].insert(
-        0, {"cell_type": "code", "metadata": {}, "outputs": [], "source": probe, "execution_count": None}
-    )
+    cell = {"cell_type": "code", "id": "probe", "metadata": {}, "outputs": [], "source": probe, "execution_count": None}
+    nb["cells"].insert(0, cell)
     notebook.write_text(json.dumps(nb), encoding="utf-8")
     passed, said = run_editions.run_edition(notebook)
     assert passed, said
