@@ -5,7 +5,9 @@ What must never be published is collected from the **repository** (:func:`collec
 - ``solution``: the body of every ``### BEGIN SOLUTION`` region of every lesson (``notebooks/NN_*.ipynb``);
 - ``hidden_test``: every statement of every ``### BEGIN HIDDEN TESTS`` region (the reveal's asserts);
 - ``reference``, ``variant``, ``buggy``: the source of every exercise's reference, correct variants and hand-written
-  buggy versions (``course_utils.checking.registry``), their body without the ``def`` line and the docstring.
+  buggy versions (``course_utils.checking.registry``), their body without the ``def`` line and the docstring;
+- ``library`` (:func:`from_library`, when asked): the bodies of the library helpers that answer exercises of lessons
+  not yet due (``scripts/edition_withhold.py``), so a tree published without the policy is caught too.
 
 Hidden cases: ``make grade`` (``course_utils/grading``) re-runs each submitted notebook with the course's own checks,
 on the same cases as the live checks (``Exercise.make_cases`` and the fresh sizes); the course has no hidden cases
@@ -44,6 +46,7 @@ __all__ = [
     "Secret",
     "body_dump",
     "collect",
+    "from_library",
     "from_notebook",
     "from_object",
     "main",
@@ -53,7 +56,7 @@ __all__ = [
 ]
 
 REPO = Path(__file__).resolve().parents[1]
-KINDS = ("solution", "hidden_test", "reference", "variant", "buggy")
+KINDS = ("solution", "hidden_test", "reference", "variant", "buggy", "library")
 MIN_CHARS = 16  # normalized characters: `prediction = "uniform"` is an answer; `x = 0` is not a secret
 MIN_NODES = 12  # syntax nodes of a body compared by its AST: `return a @ b` is everyone's code
 TEXT_SUFFIXES = {".py", ".ipynb", ".md", ".txt", ".json", ".toml", ".yml", ".yaml", ".cfg", ".csv", ".html", ".rst"}
@@ -252,6 +255,24 @@ def from_object(kind: str, name: str, obj, repo: Path = REPO) -> Secret | None:
     return secret if secret.lines or secret.dump else None
 
 
+def from_library(package: Path, items) -> list:
+    """The secrets of library helpers that answer exercises (``edition_withhold.Withheld`` items: ``path``,
+    ``qualname``, ``name``), read from the package folder ``package`` (the repository's ``course_utils``)."""
+    found = []
+    for item in items:
+        path = Path(package) / item.path
+        source = path.read_text(encoding="utf-8")
+        node = ast.parse(source)
+        for part in item.qualname.split("."):
+            node = next(n for n in node.body if getattr(n, "name", None) == part)
+        body = _body(node)
+        lines = source.splitlines()[body[0].lineno - 1 : node.end_lineno]
+        secret = _secret("library", item.name, f"course_utils/{item.path}", "\n".join(lines), body_dump(node))
+        if secret.lines or secret.dump:
+            found.append(secret)
+    return found
+
+
 def collect(repo: Path = REPO) -> tuple[list, list]:
     """Every secret of the repository ``repo`` and the names of those that could not be read (lambdas, builtins).
 
@@ -349,7 +370,7 @@ def scan(tree: Path, secrets: list) -> list:
 def summary(leaks: list) -> str:
     """The leaks by kind, then by kind and file, as text."""
     if not leaks:
-        return "no leak: no solution region, hidden test, reference, variant or buggy version is in the tree\n"
+        return "no leak: no solution region, hidden test, reference, variant, buggy version or withheld helper\n"
     out = [f"{len(leaks)} leaks"]
     for kind, n in sorted(Counter(leak.kind for leak in leaks).items()):
         out.append(f"  {kind}: {n}")
@@ -365,10 +386,18 @@ def main(argv=None) -> int:
     parser.add_argument("--repo", type=Path, default=REPO, help="the course repository the secrets come from")
     parser.add_argument("--json", type=Path, help="write every leak here, one object each")
     parser.add_argument("--list", action="store_true", help="print every leak, not only the counts")
+    parser.add_argument("--as-of", help="also look for the library helpers withheld as of then (edition_withhold.py)")
+    parser.add_argument("--course-file", type=Path, help="the due dates for --as-of (default: course.toml)")
     args = parser.parse_args(argv)
     if not args.tree.is_dir():
         parser.error(f"tree: expected the published tree's folder but {args.tree} is not a folder")
     secrets, unreadable = collect(args.repo)
+    if args.as_of:
+        import edition_withhold
+
+        package = args.repo / "course_utils"
+        report = edition_withhold.decide(args.repo / "notebooks", package, args.repo, args.as_of, args.course_file)
+        secrets += from_library(package, report.withheld)
     leaks = scan(args.tree, secrets)
     print(f"{len(secrets)} secrets collected from {args.repo} ({len(unreadable)} without a readable source)")
     sys.stdout.write(summary(leaks))

@@ -366,6 +366,24 @@ def test_the_published_tree_withholds_what_is_not_yet_due(tmp_path, capsys):
     assert not any(line.startswith("  lesson 00 ") or line.startswith("  lesson 01 ") for line in printed.splitlines())
 
 
+def test_the_scanner_finds_the_library_helpers_of_a_tree_published_without_the_policy(tmp_path):
+    report = edition_withhold.decide(
+        REPO / "notebooks", REPO / "course_utils", REPO, BETWEEN, _example_course(tmp_path)
+    )
+    secrets = edition_leaks.from_library(REPO / "course_utils", report.withheld)
+    assert {s.name for s in secrets} >= {"masks.make_causal_mask", "rnn.GRUEncoder"}
+    assert "numpy_attention.softmax" not in {s.name for s in secrets}  # released between the two dates
+    plain, withheld = tmp_path / "plain", tmp_path / "withheld"
+    build_tree(plain)
+    build_tree(withheld, as_of=BETWEEN, course_file=_example_course(tmp_path))
+    found = {leak.name for leak in edition_leaks.scan(plain / "notebooks" / "course_utils", secrets)}
+    assert {"masks.make_causal_mask", "rnn.GRUEncoder"} <= found
+    left = edition_leaks.scan(withheld / "notebooks" / "course_utils", secrets)
+    # lessons/lesson_05/core.py repeats lesson_05.course_role_scores: the exercise modules, which the recorded
+    # checks replace, not the library
+    assert [(leak.name, leak.file) for leak in left if not leak.file.startswith("lessons/")] == []
+
+
 def test_without_as_of_the_tree_is_the_repositorys_package(tmp_path):
     build_tree(tmp_path / "edition")
     published = tmp_path / "edition" / "notebooks" / "course_utils" / "masks.py"
@@ -422,5 +440,7 @@ def test_the_published_edition_holds_no_answer(tmp_path):
     tree = tmp_path / "edition"
     build_tree(tree, as_of="now")
     secrets, _ = edition_leaks.collect(REPO)
+    report = edition_withhold.decide(REPO / "notebooks", REPO / "course_utils", REPO, "now")
+    secrets += edition_leaks.from_library(REPO / "course_utils", report.withheld)
     leaks = edition_leaks.scan(tree, secrets)
     assert leaks == [], edition_leaks.summary(leaks)
