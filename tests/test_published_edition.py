@@ -430,6 +430,27 @@ def test_the_released_lessons_run_untouched_from_the_published_tree(tmp_path, le
 # ------------------------------------------------------------------------------------------------ the real tree
 
 
+# Reviewed: (secret's name, published file) -> why it is no leak. Keep this short; each entry is read by a person.
+REVIEWED = {
+    ("00.dot_scores buggy dot_scores_elementwise", "notebooks/00_start_here.ipynb"): (
+        "lesson 00 demonstrates this wrong attempt on purpose (checks.demonstrate): the bug zoo is taught"
+    ),
+    ("03.count_attention_parameters buggy count_ignore_d_head", "notebooks/course_utils/efficient.py"): (
+        "efficient.mha_param_count's last line: the count for d_head = d_model // heads, which lesson 05 uses; the "
+        "buggy version is that formula applied when d_head is given otherwise"
+    ),
+}
+
+
+def test_every_reviewed_exception_is_still_found_by_the_scanner(tmp_path):
+    """A reviewed entry whose leak is gone is stale: remove it (so the list never hides a new leak by its name)."""
+    secrets, _ = edition_leaks.collect(REPO)
+    named = [s for s in secrets if s.name in {name for name, _ in REVIEWED}]
+    build_tree(tmp_path / "edition")
+    found = {(leak.name, leak.file) for leak in edition_leaks.scan(tmp_path / "edition", named)}
+    assert set(REVIEWED) <= found
+
+
 @pytest.mark.xfail(
     not RECORDED_CHECKS,
     strict=True,
@@ -442,5 +463,5 @@ def test_the_published_edition_holds_no_answer(tmp_path):
     secrets, _ = edition_leaks.collect(REPO)
     report = edition_withhold.decide(REPO / "notebooks", REPO / "course_utils", REPO, "now")
     secrets += edition_leaks.from_library(REPO / "course_utils", report.withheld)
-    leaks = edition_leaks.scan(tree, secrets)
+    leaks = [leak for leak in edition_leaks.scan(tree, secrets) if (leak.name, leak.file) not in REVIEWED]
     assert leaks == [], edition_leaks.summary(leaks)
