@@ -178,6 +178,18 @@ def test_a_reference_function_is_found_renamed_but_short_ordinary_code_is_not_a_
     assert edition_leaks.from_object("buggy", "tiny", tiny, REPO) is None  # `return x` is everyone's code
 
 
+def test_the_command_lists_a_leaked_reference_and_exits_1(tmp_path, capsys):
+    copied = "def strongest(w, q, k):\n    return [k[j] for j in np.argmax(w, axis=-1)]  # the course's answer\n"
+    tree = _tree(tmp_path, {"notebooks/mine.py": copied})
+    assert edition_leaks.main([str(tree), "--json", str(tmp_path / "leaks.json"), "--list"]) == 1
+    leaks = json.loads((tmp_path / "leaks.json").read_text(encoding="utf-8"))
+    assert {(leak["kind"], leak["name"], leak["file"]) for leak in leaks} >= {
+        ("reference", "01.strongest_key reference strongest_key", "notebooks/mine.py")
+    }
+    assert "reference" in capsys.readouterr().out
+    assert edition_leaks.main([str(_tree(tmp_path / "clean", {"a.py": "x = 1\n"}))]) == 0
+
+
 def test_comments_are_dropped_but_a_hash_inside_a_string_is_kept():
     assert edition_leaks.normalize("x = '#not a comment'  # a comment\n\n    pass\n") == ["x = '#not a comment'"]
 
