@@ -274,7 +274,7 @@ def from_library(package: Path, items) -> list:
 
 
 def collect(repo: Path = REPO) -> tuple[list, list]:
-    """Every secret of the repository ``repo`` and the names of those that could not be read (lambdas, builtins).
+    """Every secret of the repository ``repo``, and the references, variants and buggy versions not looked for, why.
 
     Imports ``course_utils`` from ``repo`` (its registry loads every lesson's exercises).
     """
@@ -295,7 +295,11 @@ def collect(repo: Path = REPO) -> tuple[list, list]:
             name = f"{exercise.id} {kind} {getattr(obj, '__qualname__', repr(obj))}"
             secret = from_object(kind, name, obj, repo)
             if secret is None:
-                unreadable.append(name)
+                try:
+                    inspect.getsource(obj)
+                    unreadable.append(f"{name} (too short to tell from ordinary code)")
+                except (OSError, TypeError):
+                    unreadable.append(f"{name} (no source: made at run time, e.g. by a factory)")
             elif secret not in secrets:
                 secrets.append(secret)
     return secrets, unreadable
@@ -399,7 +403,9 @@ def main(argv=None) -> int:
         report = edition_withhold.decide(args.repo / "notebooks", package, args.repo, args.as_of, args.course_file)
         secrets += from_library(package, report.withheld)
     leaks = scan(args.tree, secrets)
-    print(f"{len(secrets)} secrets collected from {args.repo} ({len(unreadable)} without a readable source)")
+    print(f"{len(secrets)} secrets collected from {args.repo}; {len(unreadable)} not looked for:")
+    for name in unreadable:
+        print(f"  {name}")
     sys.stdout.write(summary(leaks))
     if args.list:
         for leak in leaks:
