@@ -46,6 +46,7 @@ __all__ = [
     "needs",
     "parse_as_of",
     "plan",
+    "private_helpers",
     "withhold",
 ]
 
@@ -66,6 +67,7 @@ class Withheld:
     exercises: tuple  # ("02.cached_causal_mask",)
     lesson: str  # the lesson whose due date releases it: the first of its exercises' lessons
     due: dt.datetime | None
+    helper_of: tuple = ()  # a private helper withheld with the functions it does the work of (their names)
 
     @property
     def later(self) -> tuple:
@@ -78,8 +80,9 @@ class Withheld:
             if self.due is not None
             else f"until your instructor gives lesson {self.lesson} a due date"
         )
+        what = f"it does the work of {', '.join(self.helper_of)}, " if self.helper_of else "it is "
         return (
-            f"{self.name} is withheld from the student edition {when}: it is the answer of exercise "
+            f"{self.name} is withheld from the student edition {when}: {what}the answer of exercise "
             f"{', '.join(self.exercises)}. Use your own function from that exercise (what checks.check returned)."
         )
 
@@ -344,6 +347,63 @@ def _code_cells(notebook: Path) -> str:
     return "\n".join(text)
 
 
+def _notebook_references(lessons_dir: Path, package: Path) -> dict:
+    """Lesson -> the (file, top-level name) pairs of the package its code cells refer to."""
+    found = {}
+    for notebook in sorted(Path(lessons_dir).glob("[0-9][0-9]_*.ipynb")):
+        try:
+            tree = ast.parse(_code_cells(notebook))
+        except SyntaxError:
+            continue
+        found[notebook.name[:2]] = _references(tree, _bindings(package, tree), None, ())
+    return found
+
+
+def private_helpers(lessons_dir: Path, package: Path, withheld: list) -> list:
+    """The private top-level functions and classes (``_attend``) that only withheld code refers to: withheld too.
+
+    Without them a stub's answer would still be readable one function away (``scaled_dot_product_attention``
+    returns ``_attend(...)``). One that a released function, a module's top-level code or a lesson refers to stays.
+    """
+    package = Path(package)
+    graph = _graph(package)
+    users: dict = {}
+    for node, refs in graph.items():
+        for ref in refs:
+            users.setdefault(ref, set()).add(node)
+    for lesson, refs in _notebook_references(lessons_dir, package).items():
+        for ref in refs:
+            users.setdefault(ref, set()).add((f"{lesson}.ipynb", "<module>"))
+    held = {}
+    for item in withheld:
+        held.setdefault((item.path, item.qualname.split(".")[0]), item)
+    added = []
+    while True:
+        new = [
+            key
+            for key in sorted(graph)
+            if key not in held
+            and key[1].startswith("_")
+            and not key[1].startswith("__")
+            and users.get(key)
+            and all(user in held for user in users[key])
+        ]
+        if not new:
+            return added
+        for key in new:
+            owners = sorted({held[user].name for user in users[key]})
+            first = min((held[user] for user in users[key]), key=lambda w: (w.due is None, w.due or 0, w.lesson))
+            exercises = tuple(dict.fromkeys(e for user in sorted(users[key]) for e in held[user].exercises))
+            name = f"{_module_name(key[0])}.{key[1]}"
+            held[key] = Withheld(key[0], key[1], name, exercises, first.lesson, first.due, tuple(owners))
+            added.append(held[key])
+
+
+def _module_name(rel: str) -> str:
+    parts = Path(rel).parts
+    return parts[1] if parts[0] == "lessons" else Path(rel).stem
+
+
 def needs(lessons_dir: Path, package: Path, withheld: list) -> dict:
     """What fails in the published lessons while ``withheld`` is withheld.
 
@@ -361,23 +421,18 @@ def needs(lessons_dir: Path, package: Path, withheld: list) -> dict:
         out = []
         for key, chain in sorted(reached.items()):
             via = [f"{Path(f).stem}.{n}" for f, n in chain[:-1] if n != "<module>"]
-            out += [(item.name, item.exercises, via) for item in targets[key]]
+            out += [(item.name, item.exercises, via) for item in targets[key] if not item.helper_of]
         return out
 
     report: dict = {"lessons": {}, "checks": {}}
-    for notebook in sorted(Path(lessons_dir).glob("[0-9][0-9]_*.ipynb")):
-        try:
-            tree = ast.parse(_code_cells(notebook))
-        except SyntaxError:
-            continue
-        start = _references(tree, _bindings(package, tree), None, ())
+    for lesson, start in _notebook_references(lessons_dir, package).items():
         reached = _reaches(graph, start, targets)
-        if reached:
-            report["lessons"][notebook.name[:2]] = rows(reached)
+        if reached and rows(reached):
+            report["lessons"][lesson] = rows(reached)
     for folder in sorted((package / "lessons").glob("lesson_[0-9][0-9]")):
         start = {key for key in graph if key[0].startswith(f"lessons/{folder.name}/")}
         reached = _reaches(graph, start, targets)
-        if reached:
+        if reached and rows(reached):
             report["checks"][folder.name[-2:]] = rows(reached)
     return report
 
@@ -404,7 +459,8 @@ class Report:
             lines.append(f"  released  {item.name}: lesson {item.lesson} was due {item.due.isoformat(sep=' ')}{also}")
         for item in self.withheld:
             due = item.due.isoformat(sep=" ") if item.due else "no due date"
-            lines.append(f"  WITHHELD  {item.name}: answers {', '.join(item.exercises)} (lesson {item.lesson}: {due})")
+            what = f"does the work of {', '.join(item.helper_of)}, for" if item.helper_of else "answers"
+            lines.append(f"  WITHHELD  {item.name}: {what} {', '.join(item.exercises)} (lesson {item.lesson}: {due})")
         for lesson, rows in sorted(self.needs.get("lessons", {}).items()):
             for name, exercises, via in rows:
                 path = f" through {' -> '.join(via)}" if via else ""
@@ -444,6 +500,7 @@ def decide(lessons_dir: Path, package: Path, repo: Path = REPO, as_of="now", cou
     report = Report(as_of, str(course_file) if exists else None, skipped=skipped)
     for item in items:
         (report.released if item.due is not None and item.due <= as_of else report.withheld).append(item)
+    report.withheld += private_helpers(lessons_dir, package, report.withheld)
     report.needs = needs(lessons_dir, package, report.withheld)
     return report
 

@@ -213,15 +213,23 @@ ALPHA = '''\
 from __future__ import annotations
 
 
+def _shared(x):
+    return x
+
+
 def double(x):
     """Twice x."""
-    return 2 * x
+    return 2 * _shared(x)
 
 
 def triple(x):
     """Three times x."""
-    y = x + x
+    y = _core(x)
     return y + x
+
+
+def _core(x):
+    return x + x
 
 
 def six(x):
@@ -276,7 +284,8 @@ def test_as_of_a_time_between_two_due_dates_the_later_lessons_helpers_are_stubs(
     repo, lessons = course
     report = edition_withhold.withhold(lessons, repo, BETWEEN, None, out=io.StringIO())
     assert [w.name for w in report.released] == ["alpha.double"]
-    assert [w.name for w in report.withheld] == ["alpha.triple", "alpha.Model"]
+    assert [w.name for w in report.withheld] == ["alpha.triple", "alpha.Model", "alpha._core"]
+    assert report.withheld[-1].helper_of == ("alpha.triple",)  # its only user is withheld: its body is the answer
     assert report.skipped == ["nn.Linear"]  # not the course's code
     alpha = _load(lessons / "course_utils" / "alpha.py")
     assert alpha.double(3) == 6  # released: untouched
@@ -285,7 +294,8 @@ def test_as_of_a_time_between_two_due_dates_the_later_lessons_helpers_are_stubs(
     with pytest.raises(NotImplementedError, match=r"alpha\.Model .* exercise 02\.model"):
         alpha.Model(3)
     assert alpha.triple.__doc__ == "Three times x."  # the signature and the docstring stay
-    assert "x + x" not in (lessons / "course_utils" / "alpha.py").read_text(encoding="utf-8")
+    assert "x + x" not in (lessons / "course_utils" / "alpha.py").read_text(encoding="utf-8")  # nor in _core
+    assert alpha._shared(5) == 5  # double, released, needs it
 
 
 def test_a_lesson_that_needs_a_withheld_helper_is_reported_with_the_path_to_it(course):
