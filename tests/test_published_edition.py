@@ -406,6 +406,33 @@ def test_the_scanner_finds_the_library_helpers_of_a_tree_published_without_the_p
     assert [(leak.name, leak.file) for leak in left if not leak.file.startswith("lessons/")] == []
 
 
+IMPORT_EVERY_MODULE = """
+import importlib, pkgutil, course_utils
+names = [m.name for m in pkgutil.walk_packages(course_utils.__path__, "course_utils.") if "__main__" not in m.name]
+for name in names:
+    importlib.import_module(name)
+print(course_utils.__file__, len(names))
+"""
+
+
+def test_with_everything_withheld_every_module_of_the_package_still_imports(tmp_path):
+    """A stub must not break a module's import (a module-level call of a withheld function would break every lesson)."""
+    tree = tmp_path / "edition"
+    build_tree(tree, as_of="2020-01-01T00:00:00+00:00", course_file=_example_course(tmp_path))  # nothing due yet
+    assert "is withheld" in (tree / "notebooks" / "course_utils" / "numpy_attention.py").read_text(encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_EVERY_MODULE],
+        cwd=tree / "notebooks",
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"},
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    where, count = result.stdout.split()
+    assert where.startswith(str(tree)) and int(count) > 100
+
+
 def test_without_as_of_the_tree_is_the_repositorys_package(tmp_path):
     build_tree(tmp_path / "edition")
     published = tmp_path / "edition" / "notebooks" / "course_utils" / "masks.py"
