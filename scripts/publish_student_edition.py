@@ -43,6 +43,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
+import edition_withhold  # scripts/edition_withhold.py, beside this file
+
 __all__ = ["REPO", "build_tree", "commit_tree", "main", "pull_link"]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -91,8 +93,12 @@ def _requirements(repo: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_tree(out: Path, repo: Path = REPO) -> list[str]:
-    """Write the student edition into the empty or missing folder ``out``; return its files, relative, sorted."""
+def build_tree(out: Path, repo: Path = REPO, *, as_of=None, course_file=None) -> list[str]:
+    """Write the student edition into the empty or missing folder ``out``; return its files, relative, sorted.
+
+    ``as_of`` ("now" or an ISO time with a time zone): withhold the library functions that answer exercises of
+    lessons not yet due at that time in ``course_file`` (default: course.toml), as scripts/edition_withhold.py says;
+    None: withhold nothing."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise ValueError(f"out: expected an empty or missing folder but {out} has files")
@@ -114,6 +120,8 @@ def build_tree(out: Path, repo: Path = REPO) -> list[str]:
     for private in [*lessons.glob(".*.json"), lessons / ".workspace.lock"]:
         private.unlink(missing_ok=True)
     shutil.copytree(repo / "course_utils", lessons / "course_utils", ignore=_IGNORE)
+    if as_of is not None:  # the library's answers of lessons not yet due (issue 29)
+        edition_withhold.withhold(lessons, repo, as_of, course_file)
     shutil.copytree(repo / "data", lessons / "data", ignore=_IGNORE)
     shutil.copy2(repo / "requirements.txt", out / "requirements.txt")
     (out / "binder").mkdir()
@@ -200,6 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--branch", default=BRANCH, help=f"the branch to commit to (default: {BRANCH})")
     build.add_argument("--into", type=Path, default=REPO, help="the git repository to commit into (default: this one)")
     build.add_argument("--out", type=Path, help="write the tree into this folder instead of committing it")
+    build.add_argument(
+        "--as-of",
+        default="now",
+        help="withhold the library's answers of lessons not due by then "
+        "(ISO 8601 with a time zone; default: now; 'never': withhold nothing)",
+    )
+    build.add_argument("--course-file", type=Path, help="the due dates (default: course.toml; none: all withheld)")
     link = commands.add_parser("link", help="print the nbgitpuller link for a hub")
     link.add_argument("--hub", required=True, help="the hub's address, e.g. https://hub.example.edu")
     link.add_argument("--repo", required=True, help="the git URL of the published repository")
@@ -207,16 +222,17 @@ def main(argv: list[str] | None = None) -> int:
     link.add_argument("--lesson", default="00", help="the lesson to open (default: 00)")
     link.add_argument("--interface", default="lab", choices=("lab", "classic"))
     args = parser.parse_args(argv)
+    as_of = None if args.command != "build" or args.as_of == "never" else args.as_of
     try:
         if args.command == "link":
             print(pull_link(args.hub, args.repo, branch=args.branch, lesson=args.lesson, interface=args.interface))
             return 0
         if args.out:
-            files = build_tree(args.out)
+            files = build_tree(args.out, as_of=as_of, course_file=args.course_file)
             print(f"student edition written to {args.out}: {len(files)} files")
             return 0
         with tempfile.TemporaryDirectory() as tmp:
-            files = build_tree(Path(tmp) / "edition")
+            files = build_tree(Path(tmp) / "edition", as_of=as_of, course_file=args.course_file)
             source = _git("rev-parse", "HEAD", cwd=REPO)
             dirty = " (with uncommitted changes)" if _git("status", "--porcelain", cwd=REPO) else ""
             message = (
