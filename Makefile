@@ -32,7 +32,7 @@ help:
 	@echo "make collect FROM=folder | SERVICE=https://hub/services/class-report/   the submissions that count -> collected/ (then make grade SUBMISSIONS=collected/submissions)"
 	@echo "make lti-push [MARKS=marks.csv] [DRY_RUN=1]   send marks.csv to the LMS gradebook over LTI 1.3 (course.toml [lti], docs/marks.md)"
 	@echo "make marks [ROSTER=roster.csv | ROSTER_HUB=https://hub/hub/api]   marks.csv, canvas.csv, moodle.csv from course.toml and the graded collection (docs/marks.md)"
-	@echo "make publish [AS_OF=2026-12-10T12:00+01:00]   commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
+	@echo "make publish [AS_OF=now|2026-12-10T12:00+01:00]   commit the student edition to the branch 'student', for a JupyterHub (docs/hub.md)"
 	@echo "make pull-link HUB=https://hub... REPO=https://...   the nbgitpuller link that gives each student the course"
 	@echo "make test-hub       start a real JupyterHub (6.1.1, then 5.5.0) on loopback: pull link, live report, restart"
 	@echo "make check-py312    every pin has a Python 3.12 wheel (TLJH's Python; needs the package registry)"
@@ -162,9 +162,9 @@ clean:
 # --- A class on JupyterHub (docs/hub.md): the student edition as a branch, its pull link, the hub's tests.
 .PHONY: publish pull-link hub-env test-hub check-py312 measure-server
 EDITION_BRANCH ?= student
-# AS_OF (default now; "never": withhold nothing): the library's answers of lessons not due by then are stubs (docs/hub.md)
+# AS_OF (default never: withhold nothing; "now" or an ISO time: withhold the answers of lessons not yet due): the library's answers of lessons not due by then are stubs (docs/hub.md)
 publish:
-	$(PYTHON) scripts/publish_student_edition.py build --branch $(EDITION_BRANCH) --as-of "$(or $(AS_OF),now)" $(if $(wildcard $(COURSE_FILE)),--course-file "$(COURSE_FILE)")
+	$(PYTHON) scripts/publish_student_edition.py build --branch $(EDITION_BRANCH) --as-of "$(or $(AS_OF),never)" $(if $(wildcard $(COURSE_FILE)),--course-file "$(COURSE_FILE)")
 
 pull-link:
 	@test -n "$(HUB)" -a -n "$(REPO)" || { echo "usage: make pull-link HUB=https://hub.example.edu REPO=https://github.com/ORG/attention-course [LESSON=01] [EDITION_BRANCH=student]"; exit 2; }

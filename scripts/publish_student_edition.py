@@ -210,9 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--out", type=Path, help="write the tree into this folder instead of committing it")
     build.add_argument(
         "--as-of",
-        default="now",
+        default="never",
         help="withhold the library's answers of lessons not due by then "
-        "(ISO 8601 with a time zone; default: now; 'never': withhold nothing)",
+        "('now' or ISO 8601 with a time zone; default: never, withhold nothing: docs/hub.md says why)",
     )
     build.add_argument("--course-file", type=Path, help="the due dates (default: course.toml; none: all withheld)")
     link = commands.add_parser("link", help="print the nbgitpuller link for a hub")
