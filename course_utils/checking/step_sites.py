@@ -279,6 +279,33 @@ def _count_sites(tree) -> list:
     return out
 
 
+def _reduction_sites(tree) -> list:
+    """A factor of a product of two computed terms left out (``w * (g - s)`` as ``g - s``), a reduction over the
+    last axis taken over the first axis or over everything (``.sum(dim=-1, keepdim=True)`` as ``.sum()``)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            if not isinstance(node.left, ast.Constant) and not isinstance(node.right, ast.Constant):
+                words = "the right computation with one factor of a product left out"
+                out.append(("factor:term_dropped", words, None, None, (node, copy.deepcopy(node.left))))
+                out.append(("factor:term_dropped", words, None, None, (node, copy.deepcopy(node.right))))
+        if isinstance(node, ast.Call) and _called(node) in ("sum", "mean") and isinstance(node.func, ast.Attribute):
+            axes = [k for k in node.keywords if k.arg in ("dim", "axis")]
+            last = axes and isinstance(axes[0].value, ast.UnaryOp) and ast.unparse(axes[0].value) == "-1"
+            if last and not node.args:
+                changed = copy.deepcopy(node)
+                changed.keywords = []
+                words = f"the right computation with its {_called(node)} over the whole array instead of each row"
+                out.append(("axis:everything", words, None, None, (node, changed)))
+                first = copy.deepcopy(node)
+                for k in first.keywords:
+                    if k.arg in ("dim", "axis"):
+                        k.value = ast.Constant(0)
+                words = f"the right computation with its {_called(node)} over the first axis instead of the last"
+                out.append(("axis:first", words, None, None, (node, first)))
+    return out
+
+
 def step_sites(tree) -> list:
     """``[(key, words, misconception, path, replacement)]`` for every order, clip, loss, mask, field and layer site."""
     return (
@@ -289,4 +316,5 @@ def step_sites(tree) -> list:
         + _field_sites(tree)
         + _layer_sites(tree)
         + _count_sites(tree)
+        + _reduction_sites(tree)
     )

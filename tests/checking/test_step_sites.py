@@ -243,3 +243,22 @@ def test_positions_counted_from_one_an_exponent_without_its_step_and_a_lost_sign
     assert _judge("08.my_positions", from_one).relation == "mutant:count:from_one"
     assert _judge("08.my_positions", pair_index).relation == "mutant:count:step_left_out"
     assert _judge("08.my_positions", multiplied).relation == "mutant:sign:dropped"
+
+
+def test_a_softmax_backward_without_a_factor_or_over_another_axis_is_named():
+    def no_leading_w(weights, grad_weights):
+        return grad_weights - (grad_weights * weights).sum(dim=-1, keepdim=True)
+
+    def plain_row_sum(weights, grad_weights):
+        return weights * (grad_weights - grad_weights.sum(dim=-1, keepdim=True))
+
+    def whole_sum(weights, grad_weights):
+        return weights * (grad_weights - (grad_weights * weights).sum())
+
+    def first_axis(weights, grad_weights):
+        return weights * (grad_weights - (grad_weights * weights).sum(dim=0, keepdim=True))
+
+    assert _judge("04.softmax_backward", no_leading_w).relation == "mutant:factor:term_dropped"
+    assert _judge("04.softmax_backward", plain_row_sum).relation == "mutant:factor:term_dropped"
+    assert _judge("04.softmax_backward", whole_sum).relation == "mutant:axis:everything"
+    assert _judge("04.softmax_backward", first_axis).relation == "mutant:axis:first"
