@@ -40,6 +40,7 @@ import numpy as np
 from course_utils.checking.compare import compare
 from course_utils.checking.mutation_sites import twin_sites
 from course_utils.checking.relation_basics import Finding
+from course_utils.checking.step_sites import step_sites
 
 __all__ = ["Mutant", "mutants", "finder", "MAX_MUTANTS"]
 
@@ -361,7 +362,7 @@ def _all_sites(tree) -> list:
                         moved.slice = shifted
                     words = "the right computation with an index off by one"
                     out.append(("index:off_by_one", words, None, None, (node, moved)))
-    return out + twin_sites(tree) + _sibling_sites(tree)
+    return out + twin_sites(tree) + step_sites(tree) + _sibling_sites(tree)
 
 
 def _inverted(node):
@@ -451,7 +452,8 @@ def _course_functions(codes):
         ):
             continue
         for value in list(vars(module).values()):
-            if inspect.isfunction(value) and value.__code__ in codes and id(value) not in seen:
+            own = inspect.isfunction(value) and (value.__module__ or "").startswith("course_utils.")
+            if own and value.__code__ in codes and id(value) not in seen:  # not torch's, bound by a course module
                 seen.add(id(value))
                 found.append(value)
     return found
@@ -513,12 +515,26 @@ def _method_mutants(reference) -> list[Mutant]:
     return out
 
 
+def _class_step(reference, original, replacement):
+    """A subclass of ``reference`` whose ``forward`` runs with a course function it calls varied."""
+
+    def forward(self, *args, **kwargs):
+        with _installed(original, replacement):
+            return reference.forward(self, *args, **kwargs)
+
+    return type(reference.__name__, (reference,), {"forward": forward, "__module__": reference.__module__})
+
+
 def mutants(reference, touched_codes=()) -> list[Mutant]:
-    """The mutants of ``reference`` and of every course function whose code is in ``touched_codes``."""
-    if inspect.isclass(reference):
-        return _method_mutants(reference)
-    out: list[Mutant] = []
-    targets = [reference] + [f for f in _course_functions(set(touched_codes)) if f is not reference]
+    """The mutants of ``reference`` and of every course function whose code is in ``touched_codes`` (a class's
+    too: the course's masked softmax varied inside a module's ``forward`` is the same step varied)."""
+    out: list[Mutant] = _method_mutants(reference) if inspect.isclass(reference) else []
+    is_class = inspect.isclass(reference)
+    if is_class and not callable(getattr(reference, "forward", None)):
+        return out
+    targets = ([] if is_class else [reference]) + [
+        f for f in _course_functions(set(touched_codes)) if f is not reference
+    ]
     for fn in targets:
         tree = _function_tree(fn)
         if tree is None:
@@ -533,7 +549,10 @@ def mutants(reference, touched_codes=()) -> list[Mutant]:
             new = _compiled(fn, source)
             if new is None:
                 continue
-            answer = new if fn is reference else _step_answer(reference, fn, new)
+            if is_class:
+                answer = _class_step(reference, fn, new)
+            else:
+                answer = new if fn is reference else _step_answer(reference, fn, new)
             out.append(Mutant(f"mutant:{key}:{fn.__name__}:{n}", words, mid, answer))
     return out
 

@@ -410,7 +410,7 @@ def named_by_relation(exercise, prepared, answer, results, n, sentence, mid):
     if full:  # NaN or not, the same cases fail, the same way, as under the mistake: a fingerprint, not one case
         return sentence + nan_note, mid, None
     if nan_only:  # nothing but NaN, and no mistake fails on exactly these cases: say where the NaN comes from
-        return nan_note.strip(), None, None
+        return nan_note.strip(), None, traces.overflow_key(nan_note, True)
     triples = [
         relations.Triple(
             case_label(exercise, i, n),
@@ -437,7 +437,7 @@ def named_by_relation(exercise, prepared, answer, results, n, sentence, mid):
         return text + nan_note, explanation.misconception, explanation.key
     if sentence:  # a catalogue match on some cases only: said, not named
         return sentence + nan_note, None, None
-    return (explanation.sentence + nan_note).strip(), None, None
+    return (explanation.sentence + nan_note).strip(), None, traces.overflow_key(nan_note, set(failing) == nan_cases)
 
 
 def _run_seeded(exercise, answer, args, i, *, as_given=False):

@@ -18,7 +18,10 @@ import numpy as np
 
 from course_utils.checking.compare import is_array, to_numpy
 
-__all__ = ["earlier_steps", "nan_origin", "has_nan", "all_nan"]
+__all__ = ["earlier_steps", "nan_origin", "has_nan", "all_nan", "has_overflow", "overflow_key", "OVERFLOW_WORDS"]
+
+OVERFLOW_WORDS = "overflowed to inf"
+"""The words :func:`nan_origin` adds when a value of the student's own became +inf before the first NaN."""
 
 
 def _plain(value) -> bool:
@@ -95,10 +98,26 @@ def all_nan(value) -> bool:
         return False
 
 
+def has_overflow(value) -> bool:
+    """True for an array or tensor with a +inf in it: a value too large for its dtype (``exp`` of 1000)."""
+    try:
+        a = to_numpy(value) if is_array(value) else None
+        return a is not None and a.dtype.kind == "f" and bool(np.isposinf(a).any())
+    except Exception:
+        return False
+
+
+def overflow_key(note: str, every_case: bool) -> str | None:
+    """``"nan:overflow"`` when the NaN note says a value overflowed first and NaN explains every failing case."""
+    return "nan:overflow" if every_case and OVERFLOW_WORDS in note else None
+
+
 def nan_origin(run, codes, given=()) -> str:
     """Where a NaN first appears while ``run()`` runs the student's code (``codes``): "`weights`, after your
-    line 4: `...`", or "" when no local variable of that code ever holds one."""
+    line 4: `...`", or "" when no local variable of that code ever holds one. When one of its own values became
+    +inf before (an ``exp`` of a score in the thousands), that is said too: inf / inf and inf - inf are NaN."""
     found: list = []
+    overflow: list = []
     last_line: dict = {}
     params: dict = {}  # frame -> {name: id(value)} of what it was handed: a NaN handed in is not the answer's
     skip = {id(a) for a in given}
@@ -117,7 +136,14 @@ def nan_origin(run, codes, given=()) -> str:
             if is_array(value) and has_nan(value):
                 line = linecache.getline(frame.f_code.co_filename, done).strip()
                 found.append(f"`{name}`, after your line {done}" + (f": `{line[:80]}`" if line else ""))
+                if overflow:
+                    found[-1] += (
+                        f"; before it, `{overflow[0][0]}` {OVERFLOW_WORDS} after your line {overflow[0][1]} (a value "
+                        "too large for its dtype, as exp of a score in the thousands is), and inf / inf is NaN"
+                    )
                 return
+            if not overflow and is_array(value) and has_overflow(value):
+                overflow.append((name, done))
         if event == "return" and has_nan(returned):
             line = linecache.getline(frame.f_code.co_filename, done).strip()
             found.append(f"what your line {done} returns" + (f": `{line[:80]}`" if line else ""))
