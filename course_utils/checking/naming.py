@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from course_utils.checking import misconceptions as catalogue
 from course_utils.checking import (
+    fresh_evidence,
     mutations,
     patches,
     relations,
     traces,
 )
+from course_utils.checking import misconceptions as catalogue
 from course_utils.checking.compare import compare, describe, is_array, shorten, type_name
 from course_utils.checking.preparing import call, crash_signature, prepare
 from course_utils.checking.runner import (
@@ -426,6 +427,10 @@ def named_by_relation(exercise, prepared, answer, results, n, sentence, mid):
         for i in failing
         if results[i][0] == "ok"
     ]
+    if triples:  # the fresh case is one more failing case the relation must explain, when the answer is wrong there
+        triples += fresh_evidence.fresh_triples(
+            exercise, answer, lambda e, g: output_problem(exercise, e, g, reveal=False) is not None
+        )
     extra = mutations.finder(
         exercise, lambda fn, args, i: _run_seeded(exercise, fn, args, i, as_given=True), prepared.codes
     )
