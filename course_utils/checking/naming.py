@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from course_utils.checking import (
+    argument_variants,
     fresh_evidence,
     mutations,
     patches,
@@ -431,8 +432,11 @@ def named_by_relation(exercise, prepared, answer, results, n, sentence, mid):
         triples += fresh_evidence.fresh_triples(
             exercise, answer, lambda e, g: output_problem(exercise, e, g, reveal=False) is not None
         )
-    extra = mutations.finder(
-        exercise, lambda fn, args, i: _run_seeded(exercise, fn, args, i, as_given=True), prepared.codes
+    extra = argument_variants.combined(
+        mutations.finder(
+            exercise, lambda fn, args, i: _run_seeded(exercise, fn, args, i, as_given=True), prepared.codes
+        ),
+        argument_variants.finder(exercise, lambda fn, args, i: _run_seeded(exercise, fn, args, i, as_given=True)),
     )
     explanation = relations.explain(exercise, triples, extra=extra)
     if explanation.named:
@@ -467,8 +471,11 @@ def fresh_explainer(exercise, answer):
                 ),
                 seed,
             )
-            extra = mutations.finder(
-                exercise, lambda fn, a, s: _run_seeded(exercise, fn, a, s, as_given=True), prepare(exercise).codes
+            extra = argument_variants.combined(
+                mutations.finder(
+                    exercise, lambda fn, a, s: _run_seeded(exercise, fn, a, s, as_given=True), prepare(exercise).codes
+                ),
+                argument_variants.finder(exercise, lambda fn, a, s: _run_seeded(exercise, fn, a, s, as_given=True)),
             )
             found = relations.explain(exercise, [triple], extra=extra)
         if not found.named:

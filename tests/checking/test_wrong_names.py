@@ -156,3 +156,79 @@ def test_strongest_key_taking_the_last_of_tied_maxima_is_wrong():
 
     verdict = _judge("01.strongest_key", strongest_key)
     assert verdict.status == "wrong" and "ties" in verdict.detail
+
+
+# ---- generic -> named: an argument misread, outputs written by hand ---------------------------------------------
+
+
+def test_w_o_transposed_is_named_by_the_argument():
+    from course_utils.lessons.lesson_03.core import multi_head_attention
+
+    def answer(query, key, value, W_q, W_k, W_v, W_o, num_heads, mask=None):
+        return multi_head_attention(query, key, value, W_q, W_k, W_v, W_o.T, num_heads, mask)
+
+    verdict = _judge("03.multi_head_attention", answer)
+    assert verdict.relation == "argument:transposed:W_o"
+    assert "`W_o` transposed" in verdict.detail
+
+
+def test_argument_variants_leave_symmetric_and_rectangular_matrices_alone():
+    from course_utils.checking import argument_variants
+    from course_utils.checking.relations import Triple
+
+    def reference(x, W):
+        return x @ W  # (n, d) @ (d, d) -> (n, d)
+
+    ex = Exercise(id="97.project", section="97 · Projecting", make_cases=list, reference=reference)
+    find = argument_variants.finder(ex, lambda fn, args, seed: fn(*args))
+    x = np.arange(6.0).reshape(2, 3)
+    W = np.arange(9.0).reshape(3, 3)
+    assert [f.key for f in find(Triple("case", (x, W), x @ W, x @ W.T))] == ["argument:transposed:W"]
+    sym = W + W.T  # transposed, it is the same matrix: nothing to tell apart
+    assert find(Triple("case", (x, sym), x @ sym, 2 * x @ sym)) == []
+    wide = np.arange(12.0).reshape(3, 4)  # not square: its transpose does not fit
+    assert find(Triple("case", (x, wide), x @ wide, 2 * x @ wide)) == []
+
+
+def test_outputs_written_as_lists_in_the_wrong_order_are_named():
+    from course_utils.lessons.lesson_01.core import by_hand_new_query
+
+    def answer():
+        weights, output = by_hand_new_query()
+        return [float(v) for v in output], [float(v) for v in weights]  # outputs first
+
+    verdict = _judge("01.by_hand_new_query", answer)
+    assert verdict.relation == "outputs_order:(1, 0)"
+
+
+def test_weights_with_dropout_applied_are_named_dropout():
+    from course_utils.checking.relation_finders import findings
+
+    ex = registry.get("01.softmax_along")
+    x = np.random.default_rng(3).standard_normal((4, 6))
+    right = np.exp(x) / np.exp(x).sum(-1, keepdims=True)
+    kept = np.random.default_rng(4).random(right.shape) > 0.3
+    dropped = right * kept / 0.7  # what nn.Dropout(0.3) does in training mode
+    keys = [f.key for f in findings(ex, (x,), right, dropped)]
+    assert "dropout" in keys
+    assert "dropout" not in [f.key for f in findings(ex, (x,), right, right * 1.5)]  # nothing zeroed: no dropout
+    half = right.copy()
+    half[:, :2] = 0  # zeroed, but the rest not scaled up
+    assert "dropout" not in [f.key for f in findings(ex, (x,), right, half)]
+
+
+def test_indices_where_labels_are_asked_are_named_positions():
+    def strongest_key(weights, query_labels, key_labels):
+        return [int(j) for j in np.argmax(weights, axis=-1)]  # the column, never turned into its label
+
+    verdict = _judge("01.strongest_key", strongest_key)
+    assert verdict.relation == "positions:key_labels"
+
+
+def test_np_dot_on_a_batch_pairs_every_item_with_every_other():
+    def attention_scores(Q, K):
+        return np.dot(Q, np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])  # (*batch, q, *batch, k) when batched
+
+    verdict = _judge("01.attention_scores", attention_scores)
+    assert verdict.relation == "batch_pairs"
+    assert "paired with every other" in verdict.detail
