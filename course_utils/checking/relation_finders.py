@@ -26,7 +26,12 @@ from course_utils.checking.relation_basics import (
     size_labels,
 )
 from course_utils.checking.relation_dropout import dropout_findings
-from course_utils.checking.relation_lookup import batch_pairs_findings, positions_findings
+from course_utils.checking.relation_lookup import (
+    batch_pairs_findings,
+    cropped_findings,
+    positions_findings,
+    repeated_findings,
+)
 
 __all__ = [
     "findings",
@@ -323,6 +328,8 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
         return (
             safe_findings(_permuted, e, g, atol, rtol)
             + safe_findings(batch_pairs_findings, e, g, atol, rtol)
+            + safe_findings(cropped_findings, e, g, atol, rtol)
+            + safe_findings(repeated_findings, e, g, atol, rtol)
             + safe_findings(_reshaped, e, g, labels, atol, rtol)
             + safe_findings(_observed, e, g, args, names, atol, rtol)
         )

@@ -232,3 +232,26 @@ def test_np_dot_on_a_batch_pairs_every_item_with_every_other():
     verdict = _judge("01.attention_scores", attention_scores)
     assert verdict.relation == "batch_pairs"
     assert "paired with every other" in verdict.detail
+
+
+def test_a_mask_as_wide_as_the_longest_sequence_is_named_cut_short():
+    import torch
+
+    def padding_mask(lengths, max_len, side="right"):
+        width = int(lengths.max())  # not max_len
+        pos = torch.arange(width)[None, :]
+        return pos >= width - lengths[:, None] if side == "left" else pos < lengths[:, None]
+
+    verdict = _judge("02.padding_mask", padding_mask)
+    assert verdict.relation == "cropped:-1"
+
+
+def test_a_mask_expanded_to_several_heads_is_named_repeated():
+    from course_utils.checking.relation_finders import findings
+
+    ex = registry.get("02.decoder_mask")
+    right = np.tril(np.ones((4, 4), dtype=bool))[None, None].repeat(3, axis=0)  # (3, 1, 4, 4)
+    got = np.broadcast_to(right, (3, 8, 4, 4))
+    keys = [f.key for f in findings(ex, (), right, got)]
+    assert "repeated:-3" in keys
+    assert not [k for k in (f.key for f in findings(ex, (), right, ~got)) if k.startswith("repeated")]
