@@ -3,7 +3,8 @@
 :mod:`course_utils.checking.mutations` varies the *steps* of the course's answer; this module varies its
 *inputs*, for every exercise at once: a square weight matrix transposed (``W_o.T`` for ``W_o``: the
 ``nn.Linear`` habit of ``out_features x in_features``), so an answer that reads a matrix's rows where its
-columns belong is named by the argument it misreads. A variant is a finding on a case when the course's
+columns belong is named by the argument it misreads; and two arguments of one shape swapped (``W_k`` used
+for the queries and ``W_q`` for the keys). A variant is a finding on a case when the course's
 answer on the varied case differs from the right output there and equals the student's.
 
 Introduced in notebooks/00_start_here.ipynb (the checks name mistakes through it).
@@ -12,6 +13,7 @@ Introduced in notebooks/00_start_here.ipynb (the checks name mistakes through it
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 import numpy as np
 
@@ -20,8 +22,8 @@ from course_utils.checking.relation_basics import Finding, parameter_names
 
 __all__ = ["finder", "combined", "MAX_VARIANTS"]
 
-MAX_VARIANTS = 6
-"""At most this many varied cases per failing case (one per square matrix argument, the first ones)."""
+MAX_VARIANTS = 12
+"""At most this many varied cases per failing case (square matrices transposed first, then pairs swapped)."""
 
 
 def _transposed(value):
@@ -50,8 +52,26 @@ def _variants(exercise, args) -> list:
         words = f"the right computation with `{name}` transposed: its rows read where its columns belong"
         out.append((f"argument:transposed:{name}", words, varied))
         if len(out) >= MAX_VARIANTS:
+            return out
+    shaped = [(i, n, v) for i, (n, v) in enumerate(zip(names, args, strict=False)) if _float_array(v)]
+    for (i, a, x), (j, b, y) in itertools.combinations(shaped, 2):
+        if tuple(x.shape) != tuple(y.shape) or x is y:
+            continue
+        varied = tuple(y if k == i else x if k == j else v for k, v in enumerate(args))
+        words = f"the right computation with `{a}` and `{b}` swapped: each used where the other belongs"
+        out.append((f"argument:swapped:{a},{b}", words, varied))
+        if len(out) >= MAX_VARIANTS:
             break
     return out
+
+
+def _float_array(value) -> bool:
+    if not is_array(value) or len(tuple(value.shape)) == 0:
+        return False
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    if kind is not None:
+        return kind == "f"
+    return bool(getattr(value, "is_floating_point", lambda: False)())
 
 
 def finder(exercise, run):

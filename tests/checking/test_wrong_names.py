@@ -255,3 +255,15 @@ def test_a_mask_expanded_to_several_heads_is_named_repeated():
     keys = [f.key for f in findings(ex, (), right, got)]
     assert "repeated:-3" in keys
     assert not [k for k in (f.key for f in findings(ex, (), right, ~got)) if k.startswith("repeated")]
+
+
+def test_two_arguments_of_one_shape_swapped_are_named():
+    def self_attention(X, W_q, W_k, W_v):
+        Q, K, V = X @ W_k, X @ W_q, X @ W_v  # the query and key projections swapped
+        scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        w = np.exp(scores - scores.max(-1, keepdims=True))
+        w = w / w.sum(-1, keepdims=True)
+        return w @ V, w
+
+    verdict = _judge("01.self_attention", self_attention)
+    assert verdict.relation == "argument:swapped:W_q,W_k"
