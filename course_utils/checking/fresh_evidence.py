@@ -2,7 +2,7 @@
 
 When fixed cases fail, :func:`course_utils.checking.naming.named_by_relation` names a relation only if it
 explains every failing case. With one failing fixed case a relation can fit by coincidence (the keys a
-multiple of the values in that case, a window wider than every query's past): the exercise's fresh case,
+multiple of the values in that case, a size hard-coded from that case): the exercise's fresh case,
 at sizes drawn so that no two axes agree (:func:`course_utils.checking.extra_checks.fresh_cases`), is then
 one more failing case the relation must explain, or the name is not given (issue 26 §2: "named only when it
 explains every failing case, fresh sizes included").

@@ -428,7 +428,7 @@ def named_by_relation(exercise, prepared, answer, results, n, sentence, mid):
         for i in failing
         if results[i][0] == "ok"
     ]
-    if triples:  # the fresh case is one more failing case the relation must explain, when the answer is wrong there
+    if len(triples) == 1:  # one failing case is no fingerprint: the fresh case must show the same, when it fails
         triples += fresh_evidence.fresh_triples(
             exercise, answer, lambda e, g: output_problem(exercise, e, g, reveal=False) is not None
         )

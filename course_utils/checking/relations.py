@@ -19,8 +19,8 @@ output, the student's), :func:`findings` lists what the student's output *is*, r
 
 :func:`explain` names a relation only when the same one (same key: the same formula of sizes, the same axis)
 explains *every* failing case given to it, whatever their origin (fixed or fresh cases); one that explains
-some cases is said as "case 2 looks like ...", and so is a generic one (a constant factor, another constant
-per slice) found on a single failing case, where it can be a coincidence; a NaN is explained by where it first appears in the
+some cases is said as "case 2 looks like ...", and so is a constant factor of no size in scope found on a
+single failing case, where it can be a coincidence; a NaN is explained by where it first appears in the
 student's code (:func:`course_utils.checking.traces.nan_origin`), never matched to a mistake.
 
 Introduced in notebooks/00_start_here.ipynb (the checks name mistakes through it).
@@ -97,7 +97,7 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
         weak = [k for k in common if not is_generic(k) and k not in specific]
         key = (specific or weak or common)[0]
         finding = next(f for f in per_case[0] if f.key == key)
-        if is_generic(key) and len(triples) < 2:  # "times a constant" on one case: a coincidence cannot be ruled out
+        if key.split(":")[-1] in ("factor", "temperature") and is_generic(key) and len(triples) < 2:  # a coincidence?
             return Explanation(
                 f"{triples[0].label.capitalize()} looks like {finding.words}; with one failing case that may be "
                 "a coincidence."
