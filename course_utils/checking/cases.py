@@ -4,6 +4,8 @@
 - :func:`distinct_sizes` and :func:`coinciding_axes`: every axis of an input a different size, so a swapped
   or transposed axis cannot pass because two sizes happen to agree.
 - :func:`large_scores`: scores in the thousands, so a softmax that does not subtract the maximum overflows.
+- :func:`tied_rows`: rows whose largest entry appears twice, so an argmax that keeps the last of equal maxima
+  (a reversed argmax, the end of an argsort) differs from NumPy's and PyTorch's first.
 - :func:`padded_lengths`: lengths with a row shorter than the batch's longest and a longest row shorter
   than the padded width, so an answer that assumes a full-length row fails.
 - :func:`decode_counting_projections`: a driver for a KV-cache step that counts how many positions each
@@ -32,6 +34,7 @@ __all__ = [
     "distinct_sizes",
     "coinciding_axes",
     "large_scores",
+    "tied_rows",
     "padded_lengths",
     "Counted",
     "decode_counting_projections",
@@ -91,6 +94,27 @@ def large_scores(shape, seed: int, scale: float = 1000.0) -> np.ndarray:
     else:
         scores = scores + scale
     return scores
+
+
+def tied_rows(rows: np.ndarray) -> np.ndarray:
+    """A copy of ``rows`` (..., n) whose last entry is raised to the slice's maximum, then renormalised.
+
+    Rows of attention weights (non-negative, summing to 1) stay so. In every slice of more than one entry the
+    maximum then appears at least twice, first at an earlier position (a slice whose maximum was last is reversed
+    first): ``np.argmax`` (the first maximum) and an answer that takes the last maximum (a reversed argmax, the end
+    of an argsort) disagree on every such slice.
+
+    >>> tied_rows(np.array([[0.5, 0.3, 0.2]])).round(3).tolist()
+    [[0.385, 0.231, 0.385]]
+    """
+    rows = np.array(rows, dtype=float, copy=True)
+    if rows.ndim == 0 or rows.shape[-1] < 2:
+        return rows
+    at_end = rows.argmax(axis=-1) == rows.shape[-1] - 1  # (...,)
+    rows[at_end] = rows[at_end][..., ::-1]
+    rows[..., -1] = rows.max(axis=-1)  # the maximum again, after its first appearance
+    total = rows.sum(axis=-1, keepdims=True)
+    return rows / np.where(total > 0, total, 1.0)
 
 
 def padded_lengths(batch: int, max_len: int) -> list[int]:

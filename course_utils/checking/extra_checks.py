@@ -27,6 +27,7 @@ import zlib
 
 from course_utils.checking import aliasing, constraints, crash_site, distinct_inputs, extremes, gradients, options
 from course_utils.checking.compare import safe_str, type_name
+from course_utils.checking.equal_sizes import equal_feature_runs
 from course_utils.checking.model import Case
 from course_utils.checking.runner import course_defaults, seeded
 
@@ -119,6 +120,7 @@ def fresh_sizes_keyed(exercise, answer, run, problem, explain=None) -> tuple | N
     drawn = [(*fresh_cases(exercise), "drawn so that no two axes share a size")]
     if "batch" in drawn[0][0]:
         drawn.append((*batch_of_one_cases(exercise), "a batch of one: a squeeze or a size-1 axis must not lose it"))
+    drawn += equal_feature_runs(exercise, drawn[0][0], FRESH_SEED)  # square weights: an extra step shows
     runs = [(sizes, args, words, j) for sizes, cases, words in drawn for j, args in enumerate(cases)]
     for sizes, args, words, j in runs:
         status, expected = run(exercise.reference, args, FRESH_SEED + j, fn_is_answer=False)

@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from course_utils.checking import misconceptions as catalogue
 from course_utils.checking import (
+    argument_variants,
+    fresh_evidence,
     mutations,
     patches,
     relations,
     traces,
 )
+from course_utils.checking import misconceptions as catalogue
 from course_utils.checking.compare import compare, describe, is_array, shorten, type_name
 from course_utils.checking.preparing import call, crash_signature, prepare
 from course_utils.checking.runner import (
@@ -426,8 +428,15 @@ def named_by_relation(exercise, prepared, answer, results, n, sentence, mid):
         for i in failing
         if results[i][0] == "ok"
     ]
-    extra = mutations.finder(
-        exercise, lambda fn, args, i: _run_seeded(exercise, fn, args, i, as_given=True), prepared.codes
+    if len(triples) == 1:  # one failing case is no fingerprint: the fresh case must show the same, when it fails
+        triples += fresh_evidence.fresh_triples(
+            exercise, answer, lambda e, g: output_problem(exercise, e, g, reveal=False) is not None
+        )
+    extra = argument_variants.combined(
+        mutations.finder(
+            exercise, lambda fn, args, i: _run_seeded(exercise, fn, args, i, as_given=True), prepared.codes
+        ),
+        argument_variants.finder(exercise, lambda fn, args, i: _run_seeded(exercise, fn, args, i, as_given=True)),
     )
     explanation = relations.explain(exercise, triples, extra=extra)
     if explanation.named:
@@ -462,8 +471,11 @@ def fresh_explainer(exercise, answer):
                 ),
                 seed,
             )
-            extra = mutations.finder(
-                exercise, lambda fn, a, s: _run_seeded(exercise, fn, a, s, as_given=True), prepare(exercise).codes
+            extra = argument_variants.combined(
+                mutations.finder(
+                    exercise, lambda fn, a, s: _run_seeded(exercise, fn, a, s, as_given=True), prepare(exercise).codes
+                ),
+                argument_variants.finder(exercise, lambda fn, a, s: _run_seeded(exercise, fn, a, s, as_given=True)),
             )
             found = relations.explain(exercise, [triple], extra=extra)
         if not found.named:

@@ -118,6 +118,8 @@ def all_close(a, b, atol, rtol) -> bool:
 def as_numeric(x):
     if isinstance(x, (bool, np.bool_, int, float, np.integer, np.floating)):
         return np.asarray(x)
+    if isinstance(x, list) and x and all(isinstance(v, (int, float, np.integer, np.floating)) for v in x):
+        return np.asarray(x, dtype=float)  # numbers written out by hand: one array
     if not is_array(x):
         return None
     try:

@@ -25,6 +25,13 @@ from course_utils.checking.relation_basics import (
     size_factors,
     size_labels,
 )
+from course_utils.checking.relation_dropout import dropout_findings
+from course_utils.checking.relation_lookup import (
+    batch_pairs_findings,
+    cropped_findings,
+    positions_findings,
+    repeated_findings,
+)
 
 __all__ = [
     "findings",
@@ -144,9 +151,10 @@ def _per_slice(e, g, atol, rtol) -> list:
             continue
         first = np.take(ratio, [0], axis=axis)
         if all_close(ratio, np.broadcast_to(first, ratio.shape), 1e-9, max(rtol, 1e-5)) and not np.allclose(ratio, 1):
+            what = "row" if axis == e.ndim - 1 and e.ndim >= 2 else f"slice along axis {axis - e.ndim}"
             words = (
-                f"the right values times another constant for each slice along axis {axis - e.ndim}: "
-                "a normalisation left out or done differently"
+                f"the right values with each {what} multiplied by a constant of its own (the same across the "
+                f"{what}, different between them): a normalisation left out or done differently"
             )
             out.append(Finding("per_slice", words, None))
             break
@@ -304,11 +312,13 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
         if unexplained:  # another output wrong in a way nothing explains: one number's relation is no fingerprint
             out = [f for f in out if not f.single]
         return [Finding(f.key, f.words, f.misconception) for f in out]
+    names = parameter_names(exercise.reference, len(args))
+    if isinstance(expected, list) and not all(isinstance(v, (int, float, np.number)) for v in expected):
+        return safe_findings(positions_findings, expected, got, args, names)  # labels: indices where they belong?
     e, g = as_numeric(expected), as_numeric(got)
     if e is None or g is None:
         return []
     atol, rtol = max(exercise.atol, 1e-6), max(exercise.rtol, 1e-5)
-    names = parameter_names(exercise.reference, len(args))
     labels = size_labels(args, names)
     if e.ndim == 0 and g.ndim == 0 and not (e.dtype.kind in "fc" or g.dtype.kind in "fc"):
         if e.dtype.kind not in "iu" or g.dtype.kind not in "iu":
@@ -317,6 +327,9 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
     if e.shape != g.shape and e.dtype.kind in "biuf" and g.dtype.kind in "biuf":
         return (
             safe_findings(_permuted, e, g, atol, rtol)
+            + safe_findings(batch_pairs_findings, e, g, atol, rtol)
+            + safe_findings(cropped_findings, e, g, atol, rtol)
+            + safe_findings(repeated_findings, e, g, atol, rtol)
             + safe_findings(_reshaped, e, g, labels, atol, rtol)
             + safe_findings(_observed, e, g, args, names, atol, rtol)
         )
@@ -345,6 +358,7 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
         + safe_findings(_fill, e, g)
         + safe_findings(_shifted, e, g, atol, rtol)
         + safe_findings(_difference, e, g, args, names, atol, rtol)
+        + safe_findings(dropout_findings, e, g, atol, rtol)
         + safe_findings(_observed, e, g, args, names, atol, rtol)
     )
 

@@ -19,7 +19,8 @@ output, the student's), :func:`findings` lists what the student's output *is*, r
 
 :func:`explain` names a relation only when the same one (same key: the same formula of sizes, the same axis)
 explains *every* failing case given to it, whatever their origin (fixed or fresh cases); one that explains
-some cases is said as "case 2 looks like ..."; a NaN is explained by where it first appears in the
+some cases is said as "case 2 looks like ...", and so is a constant factor of no size in scope found on a
+single failing case, where it can be a coincidence; a NaN is explained by where it first appears in the
 student's code (:func:`course_utils.checking.traces.nan_origin`), never matched to a mistake.
 
 Introduced in notebooks/00_start_here.ipynb (the checks name mistakes through it).
@@ -37,6 +38,8 @@ __all__ = [
     "Explanation",
     "Triple",
     "explain",
+    "is_generic",
+    "GENERIC",
 ]
 
 
@@ -90,11 +93,15 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
         keys = [f.key for f in found]
         common = keys if common is None else [k for k in common if k in keys]
     if common:
-        generic = ("factor", "temperature", "per_slice")
-        specific = [k for k in common if k not in generic and not _weak(k)]
-        weak = [k for k in common if k not in generic and k not in specific]
+        specific = [k for k in common if not is_generic(k) and not _weak(k)]
+        weak = [k for k in common if not is_generic(k) and k not in specific]
         key = (specific or weak or common)[0]
         finding = next(f for f in per_case[0] if f.key == key)
+        if key.split(":")[-1] in ("factor", "temperature") and is_generic(key) and len(triples) < 2:  # a coincidence?
+            return Explanation(
+                f"{triples[0].label.capitalize()} looks like {finding.words}; with one failing case that may be "
+                "a coincidence."
+            )
         where = "On every failing case" if len(triples) > 1 else "On the failing case"
         known = finding.misconception if finding.misconception in _known_ids() else None  # words only for entries
         return Explanation(f"{where} your result is {finding.words}.", key, known, True)
@@ -104,6 +111,15 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
                 f"{triple.label.capitalize()} looks like {found[0].words}; the other failing cases do not."
             )
     return Explanation("")
+
+
+GENERIC = ("factor", "temperature", "per_slice")
+"""Relations that say only "another constant" (for the whole output or for each slice): named after every other."""
+
+
+def is_generic(key: str) -> bool:
+    """``factor`` or ``output:factor`` (an output of a tuple), not ``factor:1/batch`` (a size in scope)."""
+    return key.split(":")[-1] in GENERIC and (key in GENERIC or key.rsplit(":", 1)[0].count(":") == 0)
 
 
 _WEAK = ("weight_sums:", "region:", "scrambled", "rescaled_rows_and_columns", "shift_per_slice:", "zeros:")

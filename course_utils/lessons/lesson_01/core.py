@@ -383,7 +383,11 @@ SELF_ATTENTION = Exercise(
     fresh=lambda seq_len, d_model, d_head, d_value: [
         (
             np.random.default_rng(1).normal(size=(seq_len, d_model)),
-            *(np.random.default_rng(n).normal(size=(d_model, n)) / 2 for n in (d_head, d_head, d_value)),
+            # a generator per matrix: W_q, W_k and W_v differ even where their sizes agree
+            *(
+                np.random.default_rng(s).normal(size=(d_model, n)) / 2
+                for s, n in ((2, d_head), (3, d_head), (4, d_value))
+            ),
         )
     ],
     section="01 · Why learned, separate W_q, W_k, W_v",

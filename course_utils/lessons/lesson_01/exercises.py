@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from course_utils import numpy_attention
+from course_utils.checking import cases
 from course_utils.checking.model import AnswerRefused, Case, Exercise, KnownWrong, Prediction
 from course_utils.lessons.lesson_01.core import (
     ATTEND,
@@ -52,6 +53,10 @@ def strongest_key_cases():
         Case(
             (np.array([[0.2, 0.8], [0.7, 0.3], [0.1, 0.9], [0.6, 0.4]]), ["q0", "q1", "q2", "q3"], ["k0", "k1"]),
             "more queries than keys",
+        ),
+        Case(
+            (cases.tied_rows(_random_weights(rng, 3, 4)), ["q0", "q1", "q2"], ["k0", "k1", "k2", "k3"]),
+            "ties: each row's largest weight appears twice",
         ),
     ]
 

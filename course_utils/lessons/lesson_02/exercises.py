@@ -264,7 +264,8 @@ CACHED_CAUSAL_MASK = Exercise(
     id="02.cached_causal_mask",
     fresh=lambda q_len, k_len, window: [
         (min(q_len, k_len), max(q_len, k_len)),
-        (min(q_len, k_len), max(q_len, k_len), window),
+        # a window shorter than the queries: it cuts keys of every row but the first, cached keys or not
+        (min(q_len, k_len), max(q_len, k_len), min(window, min(q_len, k_len) - 1)),
     ],
     section="02 · Causal masks",
     make_cases=lambda: [
@@ -279,6 +280,7 @@ CACHED_CAUSAL_MASK = Exercise(
         Case((3, 3, 5), "a window longer than the sequence: plain causal"),
         Case((3, 8, 4), "cached keys and a window of 4"),
         Case((1, 6, 3), "one decoding step, a window of 3"),
+        Case((5, 9, 3), "cached keys and a window shorter than the queries"),
     ],
     reference=cached_causal_mask,
     variants=(
