@@ -31,6 +31,7 @@ exercises, predictions and experiments) is :mod:`course_utils.lessons`. The map:
   ``driven_touches.py`` (An argument a driver handed the answer, changed in place by it);
   ``extremes.py`` (The fixed cases again at extreme magnitudes);
   ``mutation_sites.py`` (More steps a student varies, for :mod:`course_utils.checking.mutations`);
+  ``nan_causes.py`` (Why a NaN appears in a wrong answer's output, said in words);
   ``observations.py`` (What a wrong output does, observed against the right one, for mistakes that no catalogue holds);
   ``options.py`` (The options a case passes, exercised the other way too);
   ``relation_basics.py`` (What every relation finder shares).
@@ -70,6 +71,7 @@ __all__ = [
     "mutation_sites",
     "mutations",
     "naming",
+    "nan_causes",
     "observations",
     "options",
     "patches",

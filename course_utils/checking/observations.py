@@ -20,7 +20,11 @@ it, for every exercise at once, and each is named only when it holds on every fa
   first slice along one axis (the first batch item, the first head);
 - :func:`zeros`: right except that entries which must be exactly 0 are not, or that some are 0 which must not be;
 - :func:`collapsed`: the mean (or sum) of all the right values in every entry;
-- :func:`weight_sums`: where the right output is weights (each row sums to 1), what the student's rows sum to.
+- :func:`weight_sums`: where the right output is weights (each slice along one axis sums to 1), that the
+  student's slices do not sum to 1;
+- :func:`normalised_without_exp`: weights that are, slice by slice, a straight-line function of the scores
+  (divided by their sum, with no exponential);
+- :func:`forbidden_weight`: weight at the keys whose right weight is exactly 0 (the keys a mask forbids).
 
 Each function takes the right output ``e`` and the student's ``g`` as NumPy arrays and returns
 ``(key, words)`` pairs; ``words`` complete "your result is ...", in what the answer does, never in code.
@@ -34,6 +38,8 @@ import itertools
 
 import numpy as np
 
+from course_utils.checking.compare import is_array, to_numpy
+
 __all__ = [
     "elementwise",
     "along_axis",
@@ -43,8 +49,12 @@ __all__ = [
     "folded",
     "region",
     "weight_sums",
+    "normalised_axis",
+    "normalised_without_exp",
+    "forbidden_weight",
     "zeros",
     "collapsed",
+    "zero_gradient",
     "scalar_units",
     "observe",
 ]
@@ -312,25 +322,124 @@ def region(e, g, atol=1e-6, rtol=1e-5) -> list:
     return out
 
 
+def normalised_axis(e) -> int | None:
+    """The axis along which ``e`` holds weights (non-negative, each slice summing to 1, or to 0 where a slice
+    is empty), the last one first; None when ``e`` holds no weights."""
+    if e.ndim < 1 or not np.all(np.isfinite(e)) or not np.all(e >= 0):
+        return None
+    for empty_slices in (False, True):  # an axis whose every slice sums to 1 first
+        for axis in reversed(range(e.ndim)):
+            if e.shape[axis] < 2:
+                continue
+            sums = e.sum(axis=axis)
+            ones = np.isclose(sums, 1.0, atol=1e-6)
+            if ones.all() or (empty_slices and ones.any() and np.all(ones | (sums == 0))):
+                return axis
+    return None
+
+
 def weight_sums(e, g) -> list:
-    """Where each row of ``e`` is weights (non-negative, summing to 1 over the last axis), what ``g``'s rows do."""
-    if e.shape != g.shape or e.ndim < 1 or e.shape[-1] < 2 or not np.all(np.isfinite(g)):
+    """Where ``e`` is weights along one axis (each slice sums to 1), what ``g``'s slices along it do.
+
+    The key is the same whatever the sums are (one case may scale them all by one number, another by one
+    number per slice): the observation is that they are not 1.
+    """
+    if e.shape != g.shape or not np.all(np.isfinite(g)):
         return []
-    if not (np.all(e >= 0) and np.allclose(e.sum(axis=-1), 1.0, atol=1e-6)):
+    axis = normalised_axis(e)
+    if axis is None:
         return []
-    sums = g.sum(axis=-1)
+    where = "the keys" if axis == e.ndim - 1 else _axis_word(axis, e.ndim)
     if np.any(g < -1e-9):
         return [("weight_sums:negative", "weights with negative entries, where every weight is at least 0")]
-    if np.allclose(sums, 1.0, atol=1e-5):
+    sums, right = g.sum(axis=axis), e.sum(axis=axis)
+    if np.allclose(sums, right, atol=1e-5):
         return []
-    if np.allclose(sums, sums.flat[0], rtol=1e-6, atol=1e-9):
-        return [("weight_sums:constant", f"weights that sum to {float(sums.flat[0]):.4g} along the keys, not 1")]
+    for other in reversed(range(g.ndim)):
+        if other != axis and g.shape[other] >= 2 and np.allclose(g.sum(axis=other), 1.0, atol=1e-5):
+            return [
+                (
+                    "weight_sums:other_axis",
+                    f"weights that sum to 1 along {_axis_word(other, g.ndim)} instead of along {where}: "
+                    "normalised over the wrong axis",
+                )
+            ]
     return [
         (
-            "weight_sums:varies",
-            f"weights whose sums along the keys vary from {float(sums.min()):.4g} to {float(sums.max()):.4g}, not 1",
+            "weight_sums:not_one",
+            f"weights whose sums along {where} are not 1: each slice of weights must sum to 1 (or be all 0 "
+            "where every key is masked)",
         )
     ]
+
+
+def _affine_in(x, y, atol, rtol) -> bool:
+    """Every row of ``y`` (rows, n) is ``a * x + b`` of the same row of ``x``, with ``a`` one number per row."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    var = (xc**2).sum(axis=-1, keepdims=True)
+    with np.errstate(all="ignore"):
+        slope = np.where(var > 0, (xc * yc).sum(axis=-1, keepdims=True) / var, 0.0)
+    return _close(slope * xc, yc, atol, rtol)
+
+
+def normalised_without_exp(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
+    """Where ``e`` is weights along one axis (of 3 or more keys), ``g`` is, slice by slice, a straight-line
+    function of an argument of the same shape (the scores divided by their sum, shifted first or not): the
+    scores normalised without the exponential."""
+    if e.shape != g.shape or not np.all(np.isfinite(g)):
+        return []
+    axis = normalised_axis(e)
+    if axis is None or e.shape[axis] < 3:
+        return []
+    rows = lambda a: np.moveaxis(a, axis, -1).reshape(-1, e.shape[axis]).astype(float)  # noqa: E731
+    for name, a in arrays:
+        if a.shape != e.shape or not np.all(np.isfinite(a)):
+            continue
+        x = rows(a)
+        if _affine_in(x, rows(e), atol, rtol) or not _affine_in(x, rows(g), atol, rtol):
+            continue  # the right weights are a straight line of it too (constant slices): nothing to tell apart
+        where = "the keys" if axis == e.ndim - 1 else _axis_word(axis, e.ndim)
+        return [
+            (
+                "normalised_without_exp",
+                f"in each slice along {where}, a straight-line function of `{name}` (its values shifted or scaled, "
+                "then divided by their sum): normalised with no exponential first, so the weights do not grow "
+                "exponentially with the scores",
+            )
+        ]
+    return []
+
+
+def forbidden_weight(e, g, arrays=(), atol=1e-6) -> list:
+    """Where ``e`` is weights and a boolean argument (a mask, True where a key may be read) broadcasts to its
+    shape, ``g`` puts weight on keys that mask forbids (where the right weights are exactly 0)."""
+    if e.shape != g.shape or e.size < 3 or not np.all(np.isfinite(g)):
+        return []
+    if normalised_axis(e) is None:
+        return []
+    leaked = (e == 0) & (np.abs(g) > atol)
+    if not leaked.any():
+        return []
+    for name, mask in arrays:
+        if mask.dtype != bool:
+            continue
+        try:
+            allowed = np.broadcast_to(mask, e.shape)
+        except ValueError:
+            continue
+        if allowed.all() or np.any(~allowed & (e != 0)):
+            continue  # not the mask of these weights
+        if np.array_equal(leaked & ~allowed, leaked):
+            return [
+                (
+                    "zeros:forbidden_keys",
+                    f"weights that are not 0 at keys that `{name}` forbids: a forbidden key still gets weight, so "
+                    "its score did not become minus infinity before the softmax (a fill of 0, or the mask "
+                    "multiplied or added as a number, leaves it a weight)",
+                )
+            ]
+    return []
 
 
 def zeros(e, g, atol=1e-6, rtol=1e-5) -> list:
@@ -355,6 +464,26 @@ def zeros(e, g, atol=1e-6, rtol=1e-5) -> list:
             ("zeros:extra", f"right except at {int(differ.sum())} entries that are 0 in yours and not in the right one")
         ]
     return []
+
+
+def zero_gradient(name, e, g, make=lambda key, words: (key, words)) -> list:
+    """An output named as a gradient (``"query gradient"``) that is 0 everywhere where the right one is not:
+    nothing flows back. ``make(key, words)`` builds each item (a pair by default). A result of zeros that is
+    no gradient relates to anything: nothing is said of it."""
+    if not (is_array(e) and is_array(g)):
+        return []
+    e, g = to_numpy(e), to_numpy(g)
+    if "grad" not in str(name).lower() or e.shape != g.shape or e.dtype.kind not in "fc" or g.dtype.kind not in "fc":
+        return []
+    if np.any(g) or not np.any(e) or not np.all(np.isfinite(e)):
+        return []
+    return [
+        make(
+            "zeros:no_gradient",
+            "0 everywhere: no gradient flows back to that input (a .detach(), torch.no_grad(), .item() or a trip "
+            "through NumPy on the way cuts the graph)",
+        )
+    ]
 
 
 def collapsed(e, g, atol=1e-6, rtol=1e-5) -> list:
@@ -386,6 +515,8 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     if e.dtype == bool or g.dtype == bool:
         return region(e, g) if e.shape == g.shape else size_one_axes(e, g)
     e, g = e.astype(float), g.astype(float)
+    masks = [(name, a) for name, a in arrays if a.dtype == bool]
+    arrays = [(name, a) for name, a in arrays if a.dtype != bool]
     out = []
     for fn in (elementwise, along_axis):
         out += fn(e, g, atol, rtol)
@@ -398,4 +529,6 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     out += collapsed(e, g, atol, rtol)
     out += scalar_units(e, g, max(rtol, 1e-6))
     out += weight_sums(e, g)
+    out += normalised_without_exp(e, g, arrays, atol, rtol)
+    out += forbidden_weight(e, g, masks, atol)
     return out

@@ -90,9 +90,10 @@ def test_right_except_at_one_end_or_only_on_the_first_slice():
 def test_weights_that_do_not_sum_to_one():
     w = _softmax(RNG.standard_normal((3, 4)))
     found = obs.weight_sums(w, 2 * w)
-    assert _keys(found) == ["weight_sums:constant"] and "sum to 2 along the keys, not 1" in found[0][1]
+    assert _keys(found) == ["weight_sums:not_one"] and "along the keys are not 1" in found[0][1]
     assert _keys(obs.weight_sums(w, w - 0.5)) == ["weight_sums:negative"]
-    assert _keys(obs.weight_sums(w, w * RNG.uniform(1, 2, (3, 1)))) == ["weight_sums:varies"]
+    # one number per case or one per slice: the same key, so one name can explain every failing case
+    assert _keys(obs.weight_sums(w, w * RNG.uniform(1, 2, (3, 1)))) == ["weight_sums:not_one"]
     assert obs.weight_sums(w, np.roll(w, 1, axis=-1)) == []  # still weights: nothing to say about the sums
 
 
@@ -197,3 +198,90 @@ def test_axes_of_size_one_dropped_or_added():
     x = RNG.standard_normal((3, 5))
     assert _keys(obs.size_one_axes(x, x[:, None, :])) == ["size_one_axes:added"]
     assert obs.size_one_axes(x, x.T[:, None, :]) == []  # other values in the places: not just axes of size 1
+
+
+# ---- round 4: weights judged along the axis they are normalised over, a mask's forbidden keys, a cut gradient
+
+
+def test_weight_sums_are_judged_along_the_axis_the_right_weights_are_normalised_over():
+    x = RNG.standard_normal((3, 4))
+    down = _softmax(x, 0)  # weights down the columns (softmax_along(x, axis=0))
+    by_max = np.exp(x - x.max(0)) / np.exp(x - x.max(0)).max(0)  # divided by the largest exp, not the sum
+    found = obs.weight_sums(down, by_max)
+    assert _keys(found) == ["weight_sums:not_one"] and "along axis -2" in found[0][1]
+    assert obs.normalised_axis(down) == 0 and obs.normalised_axis(_softmax(x)) == 1
+    # one row of zeros (every key masked) still leaves the axis the weights are normalised over
+    masked = np.vstack([_softmax(x)[:2], np.zeros((1, 4))])
+    assert obs.normalised_axis(masked) == 1
+    found = obs.weight_sums(_softmax(x), _softmax(x, 0))
+    assert _keys(found) == ["weight_sums:other_axis"] and "wrong axis" in found[0][1]
+
+
+def test_weights_that_are_a_straight_line_of_the_scores_are_normalised_without_the_exponential():
+    x = RNG.standard_normal((3, 5)) * 4
+    shifted = x - x.min(-1, keepdims=True) + 1e-9
+    found = obs.normalised_without_exp(_softmax(x), shifted / shifted.sum(-1, keepdims=True), [("x", x)])
+    assert _keys(found) == ["normalised_without_exp"] and "`x`" in found[0][1]
+    assert obs.normalised_without_exp(_softmax(x), _softmax(2 * x), [("x", x)]) == []  # a temperature: no line
+    two = RNG.standard_normal((3, 2))  # two keys: any two numbers lie on a line, so nothing is said
+    assert obs.normalised_without_exp(_softmax(two), two / two.sum(-1, keepdims=True), [("x", two)]) == []
+
+
+def test_weight_on_keys_the_mask_forbids():
+    scores = RNG.standard_normal((2, 3, 5))
+    mask = np.array([[True, True, True, False, False], [True] * 5])[:, None, :]  # (batch, 1, k_len)
+    right = _softmax(np.where(mask, scores, -np.inf))
+    filled_with_zero = _softmax(np.where(mask, scores, 0.0))  # the forbidden keys keep exp(0)
+    found = obs.forbidden_weight(right, filled_with_zero, [("mask", mask)])
+    assert _keys(found) == ["zeros:forbidden_keys"] and "`mask` forbids" in found[0][1]
+    assert obs.forbidden_weight(right, _softmax(np.where(mask, 2 * scores, -np.inf)), [("mask", mask)]) == []
+    assert obs.forbidden_weight(right, filled_with_zero, []) == []  # no mask among the arguments: nothing said
+    # the engine hands a boolean argument to the observations too
+    ex = registry.get("02.masked_softmax")
+    assert "weights:zeros:forbidden_keys" in [
+        f.key
+        for f in findings(
+            ex,
+            (scores, mask, np.ones_like(scores)),
+            (right, np.zeros_like(scores)),
+            (filled_with_zero, np.zeros_like(scores)),
+        )
+    ]
+
+
+def test_a_gradient_of_zeros_is_named_and_other_zeros_are_not():
+    right = RNG.standard_normal((2, 3))
+    assert _keys(obs.zero_gradient("query gradient", right, np.zeros((2, 3)))) == ["zeros:no_gradient"]
+    assert obs.zero_gradient("weights", right, np.zeros((2, 3))) == []  # zeros that are no gradient relate to all
+    assert obs.zero_gradient("gradient", right, right) == []
+
+
+def test_the_check_names_these_observations_on_every_failing_case():
+    import torch
+
+    from course_utils.checking import engine
+
+    def by_largest(x, axis=-1):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.max(axis=axis, keepdims=True)
+
+    def straight_line(x, axis=-1):
+        z = x - x.min(axis=axis, keepdims=True) + 1e-9
+        return z / z.sum(axis=axis, keepdims=True)
+
+    def filled_with_zero(scores, mask):
+        return torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1)
+
+    def without_gradient(scores, mask):
+        with torch.no_grad():
+            has_key = mask.any(dim=-1, keepdim=True)
+            return torch.softmax(scores.masked_fill(~mask, float("-inf")).masked_fill(~has_key, 0.0), -1) * has_key
+
+    for exercise_id, answer, key in [
+        ("01.softmax_along", by_largest, "weight_sums:not_one"),
+        ("01.softmax_along", straight_line, "normalised_without_exp"),
+        ("02.masked_softmax", filled_with_zero, "weights:zeros:forbidden_keys"),
+        ("02.masked_softmax", without_gradient, "gradient:zeros:no_gradient"),
+    ]:
+        verdict = engine.judge(registry.get(exercise_id), answer)
+        assert verdict.status == "wrong" and verdict.relation == key, (answer.__name__, verdict)
