@@ -12,6 +12,8 @@ it, for every exercise at once, and each is named only when it holds on every fa
 - :func:`rescaled_rows_and_columns`: the right values divided by one factor per row and one per column, and
   when those factors are the lengths of two arguments' vectors, a cosine similarity;
 - :func:`size_one_axes`: the right values with axes of size 1 dropped or added;
+- :func:`paired_items`: one axis more, the right values on the diagonal of two of its axes (every batch item
+  paired with every other);
 - :func:`scrambled`: all of the right values, in other positions (a reshape where a transpose belongs, or the
   reverse) or in another shape;
 - :func:`folded`: one axis k times narrower (its blocks summed or averaged) or wider (parts side by side where
@@ -45,6 +47,7 @@ __all__ = [
     "along_axis",
     "rescaled_rows_and_columns",
     "size_one_axes",
+    "paired_items",
     "scrambled",
     "folded",
     "region",
@@ -219,6 +222,40 @@ def size_one_axes(e, g, atol=1e-6, rtol=1e-5) -> list:
     ]
 
 
+def _diagonals(g, extra: int):
+    """Every array made from ``g`` by taking ``extra`` diagonals over pairs of axes of the same size (the diagonal
+    axis where the first of the two was)."""
+    if extra == 0:
+        yield g
+        return
+    for a, b in itertools.combinations(range(g.ndim), 2):
+        if g.shape[a] != g.shape[b] or g.shape[a] < 2:
+            continue
+        if any(np.allclose(g, np.take(g, [0], axis=axis)) for axis in (a, b)):
+            continue  # the same values along one of them: copies, not items paired
+        yield from _diagonals(np.moveaxis(np.diagonal(g, axis1=a, axis2=b), -1, a), extra - 1)
+
+
+def paired_items(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """``g`` has one to three axes more than ``e``, and ``e`` is its diagonal over pairs of axes of the same size:
+    every item of one input met every item of the other along axes where only matching items belong
+    (``np.dot`` on stacked arrays pairs every batch item with every other)."""
+    extra = g.ndim - e.ndim
+    if not 1 <= extra <= 3 or g.size <= e.size or g.ndim > 8:
+        return []
+    for diagonal in _diagonals(g, extra):
+        if diagonal.shape == e.shape and _close(diagonal, e, atol, rtol):
+            return [
+                (
+                    "extra_axis:items_paired",
+                    "the right values only where two of its axes hold the same index: every item of one input met "
+                    "every item of the other where only matching items belong (a product that does not keep the "
+                    "batch axes in step, like `np.dot` on stacked arrays)",
+                )
+            ]
+    return []
+
+
 def scrambled(e, g, atol=1e-6, rtol=1e-5) -> list:
     """All of the right values in other positions: read in another axis order and reshaped, or another shape."""
     if e.size != g.size or e.size < 3 or _close(e, g, atol, rtol):
@@ -366,7 +403,7 @@ def weight_sums(e, g) -> list:
             ]
     return [
         (
-            "weight_sums:not_one",
+            "weight_sums:not_normalised",
             f"weights whose sums along {where} are not 1: each slice of weights must sum to 1 (or be all 0 "
             "where every key is masked)",
         )
@@ -433,10 +470,10 @@ def forbidden_weight(e, g, arrays=(), atol=1e-6) -> list:
         if np.array_equal(leaked & ~allowed, leaked):
             return [
                 (
-                    "zeros:forbidden_keys",
-                    f"weights that are not 0 at keys that `{name}` forbids: a forbidden key still gets weight, so "
-                    "its score did not become minus infinity before the softmax (a fill of 0, or the mask "
-                    "multiplied or added as a number, leaves it a weight)",
+                    "zeros:weight_on_masked_keys",
+                    f"weights that are not 0 at keys that `{name}` forbids: a forbidden key still gets weight, "
+                    "where its exponential must be exactly 0 (a fill other than minus infinity, the mask "
+                    "multiplied or added as a number, or something added after the exponential leaves it one)",
                 )
             ]
     return []
@@ -522,6 +559,7 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
         out += fn(e, g, atol, rtol)
     out += rescaled_rows_and_columns(e, g, arrays, atol, rtol)
     out += size_one_axes(e, g, atol, rtol)
+    out += paired_items(e, g, atol, rtol)
     out += scrambled(e, g, atol, rtol)
     out += folded(e, g, atol, rtol)
     out += region(e, g, atol, rtol)

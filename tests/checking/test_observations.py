@@ -90,10 +90,10 @@ def test_right_except_at_one_end_or_only_on_the_first_slice():
 def test_weights_that_do_not_sum_to_one():
     w = _softmax(RNG.standard_normal((3, 4)))
     found = obs.weight_sums(w, 2 * w)
-    assert _keys(found) == ["weight_sums:not_one"] and "along the keys are not 1" in found[0][1]
+    assert _keys(found) == ["weight_sums:not_normalised"] and "along the keys are not 1" in found[0][1]
     assert _keys(obs.weight_sums(w, w - 0.5)) == ["weight_sums:negative"]
     # one number per case or one per slice: the same key, so one name can explain every failing case
-    assert _keys(obs.weight_sums(w, w * RNG.uniform(1, 2, (3, 1)))) == ["weight_sums:not_one"]
+    assert _keys(obs.weight_sums(w, w * RNG.uniform(1, 2, (3, 1)))) == ["weight_sums:not_normalised"]
     assert obs.weight_sums(w, np.roll(w, 1, axis=-1)) == []  # still weights: nothing to say about the sums
 
 
@@ -208,7 +208,7 @@ def test_weight_sums_are_judged_along_the_axis_the_right_weights_are_normalised_
     down = _softmax(x, 0)  # weights down the columns (softmax_along(x, axis=0))
     by_max = np.exp(x - x.max(0)) / np.exp(x - x.max(0)).max(0)  # divided by the largest exp, not the sum
     found = obs.weight_sums(down, by_max)
-    assert _keys(found) == ["weight_sums:not_one"] and "along axis -2" in found[0][1]
+    assert _keys(found) == ["weight_sums:not_normalised"] and "along axis -2" in found[0][1]
     assert obs.normalised_axis(down) == 0 and obs.normalised_axis(_softmax(x)) == 1
     # one row of zeros (every key masked) still leaves the axis the weights are normalised over
     masked = np.vstack([_softmax(x)[:2], np.zeros((1, 4))])
@@ -233,12 +233,12 @@ def test_weight_on_keys_the_mask_forbids():
     right = _softmax(np.where(mask, scores, -np.inf))
     filled_with_zero = _softmax(np.where(mask, scores, 0.0))  # the forbidden keys keep exp(0)
     found = obs.forbidden_weight(right, filled_with_zero, [("mask", mask)])
-    assert _keys(found) == ["zeros:forbidden_keys"] and "`mask` forbids" in found[0][1]
+    assert _keys(found) == ["zeros:weight_on_masked_keys"] and "`mask` forbids" in found[0][1]
     assert obs.forbidden_weight(right, _softmax(np.where(mask, 2 * scores, -np.inf)), [("mask", mask)]) == []
     assert obs.forbidden_weight(right, filled_with_zero, []) == []  # no mask among the arguments: nothing said
     # the engine hands a boolean argument to the observations too
     ex = registry.get("02.masked_softmax")
-    assert "weights:zeros:forbidden_keys" in [
+    assert "weights:zeros:weight_on_masked_keys" in [
         f.key
         for f in findings(
             ex,
@@ -278,10 +278,20 @@ def test_the_check_names_these_observations_on_every_failing_case():
             return torch.softmax(scores.masked_fill(~mask, float("-inf")).masked_fill(~has_key, 0.0), -1) * has_key
 
     for exercise_id, answer, key in [
-        ("01.softmax_along", by_largest, "weight_sums:not_one"),
+        ("01.softmax_along", by_largest, "weight_sums:not_normalised"),
         ("01.softmax_along", straight_line, "normalised_without_exp"),
-        ("02.masked_softmax", filled_with_zero, "weights:zeros:forbidden_keys"),
+        ("02.masked_softmax", filled_with_zero, "weights:zeros:weight_on_masked_keys"),
         ("02.masked_softmax", without_gradient, "gradient:zeros:no_gradient"),
     ]:
         verdict = engine.judge(registry.get(exercise_id), answer)
         assert verdict.status == "wrong" and verdict.relation == key, (answer.__name__, verdict)
+
+
+def test_every_batch_item_paired_with_every_other():
+    q, k = RNG.standard_normal((2, 3, 4, 6)), RNG.standard_normal((2, 3, 5, 6))
+    right = q @ np.swapaxes(k, -1, -2)  # (2, 3, 4, 5)
+    by_dot = np.dot(q, np.swapaxes(k, -1, -2))  # (2, 3, 4, 2, 3, 5): every batch item met every other
+    assert _keys(obs.paired_items(right, by_dot)) == ["extra_axis:items_paired"]
+    one_batch = np.dot(q[0], np.swapaxes(k[0], -1, -2))  # (3, 4, 3, 5)
+    assert _keys(obs.paired_items(right[0], one_batch)) == ["extra_axis:items_paired"]
+    assert obs.paired_items(right, np.stack([right, right], axis=1)) == []  # the right values twice: no pairing
