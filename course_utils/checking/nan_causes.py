@@ -6,10 +6,10 @@ operation: NumPy with floating-point errors raised (the first overflow or invali
 through a :class:`torch.overrides.TorchFunctionMode` that looks at each result. A NaN is then explained by
 its cause, never matched to a mistake that makes NaNs:
 
-- ``overflow``: an exponential overflowed to infinity before the NaN (infinity / infinity, or minus it);
-- ``all_masked``: a softmax over a slice whose every score is minus infinity (every key masked);
-- ``inf_minus_inf``: minus infinity minus minus infinity (such a slice shifted by its own maximum);
-- ``zero_over_zero``: a slice of zeros divided by its own sum (every exponential underflowed, or every key
+- ``exp_overflow``: an exponential overflowed to infinity before the NaN (infinity / infinity, or minus it);
+- ``softmax_all_masked``: a softmax over a slice whose every score is minus infinity (every key masked);
+- ``masked_row_shifted``: minus infinity minus minus infinity (such a slice shifted by its own maximum);
+- ``normalised_all_zero``: a slice of zeros divided by its own sum (every exponential underflowed, or every key
   masked).
 
 :func:`named` names the cause only when every failing case has a NaN and the same cause explains each.
@@ -37,19 +37,19 @@ __all__ = [
 ]
 
 CAUSES = {
-    "overflow": (
+    "exp_overflow": (
         "an exponential overflowed to infinity (exp of a number above about 709, or 88 in float32), and "
         "infinity divided by infinity is NaN: what was subtracted before exp left some exponents far above 0"
     ),
-    "all_masked": (
+    "softmax_all_masked": (
         "a softmax over a slice whose every score is minus infinity (every key masked): each exponential is 0, "
         "and 0 / 0 is NaN, so a fully masked row must be dealt with (its weights are all 0)"
     ),
-    "inf_minus_inf": (
+    "masked_row_shifted": (
         "minus infinity minus minus infinity is NaN: a slice whose every score is minus infinity (every key "
         "masked) was shifted by its own maximum"
     ),
-    "zero_over_zero": (
+    "normalised_all_zero": (
         "a slice whose entries are all 0 was divided by its own sum, and 0 / 0 is NaN: every exponential of it "
         "underflowed to 0 (it was shifted by far more than its own maximum) or every key of it is masked"
     ),
@@ -60,11 +60,11 @@ CAUSES = {
 def numpy_cause(message: str) -> str | None:
     """The cause behind NumPy's first floating-point error (``"overflow encountered in exp"``), or None."""
     if "overflow" in message and "exp" in message:
-        return "overflow"
+        return "exp_overflow"
     if "invalid value" in message and "subtract" in message:
-        return "inf_minus_inf"
+        return "masked_row_shifted"
     if "invalid value" in message and "divide" in message:
-        return "zero_over_zero"
+        return "normalised_all_zero"
     return None
 
 
@@ -117,14 +117,14 @@ def _watch_torch():
 
         def _cause(self, name, ins):
             if self.overflowed:
-                return "overflow"
+                return "exp_overflow"
             has_neg_inf = any(bool(torch.isneginf(t).any()) for t in ins)
             if "softmax" in name and has_neg_inf:
-                return "all_masked"
+                return "softmax_all_masked"
             if name in ("sub", "rsub", "sub_") and has_neg_inf:
-                return "inf_minus_inf"
+                return "masked_row_shifted"
             if "div" in name and not any(bool(torch.isinf(t).any()) for t in ins):
-                return "zero_over_zero"
+                return "normalised_all_zero"
             return None
 
     return _Watch()

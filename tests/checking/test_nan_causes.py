@@ -15,9 +15,9 @@ def _judge(exercise_id, answer):
 
 
 def test_numpy_errors_say_the_cause():
-    assert nan_causes.numpy_cause("overflow encountered in exp") == "overflow"
-    assert nan_causes.numpy_cause("invalid value encountered in divide") == "zero_over_zero"
-    assert nan_causes.numpy_cause("invalid value encountered in subtract") == "inf_minus_inf"
+    assert nan_causes.numpy_cause("overflow encountered in exp") == "exp_overflow"
+    assert nan_causes.numpy_cause("invalid value encountered in divide") == "normalised_all_zero"
+    assert nan_causes.numpy_cause("invalid value encountered in subtract") == "masked_row_shifted"
     assert nan_causes.numpy_cause("overflow encountered in multiply") is None  # no exp: no cause named
 
 
@@ -38,9 +38,9 @@ def _renormalised(scores, mask):
 @pytest.mark.parametrize(
     ("exercise_id", "answer", "cause"),
     [
-        ("01.softmax_along", _min_shift, "overflow"),
-        ("02.masked_softmax", _log_mask, "all_masked"),
-        ("02.masked_softmax", _renormalised, "zero_over_zero"),
+        ("01.softmax_along", _min_shift, "exp_overflow"),
+        ("02.masked_softmax", _log_mask, "softmax_all_masked"),
+        ("02.masked_softmax", _renormalised, "normalised_all_zero"),
     ],
 )
 def test_a_nan_on_every_failing_case_is_named_by_its_cause(exercise_id, answer, cause):
