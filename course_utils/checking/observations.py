@@ -14,6 +14,8 @@ it, for every exercise at once, and each is named only when it holds on every fa
 - :func:`size_one_axes`: the right values with axes of size 1 dropped or added;
 - :func:`paired_items`: one axis more, the right values on the diagonal of two of its axes (every batch item
   paired with every other);
+- :func:`repeated_size_one`, :func:`size_from_values`: the right values repeated along an axis that must keep
+  size 1; an axis whose size is the largest value of an argument (``lengths.max()``);
 - :func:`scrambled`: all of the right values, in other positions (a reshape where a transpose belongs, or the
   reverse) or in another shape;
 - :func:`folded`: one axis k times narrower (its blocks summed or averaged) or wider (parts side by side where
@@ -48,6 +50,8 @@ __all__ = [
     "rescaled_rows_and_columns",
     "size_one_axes",
     "paired_items",
+    "repeated_size_one",
+    "size_from_values",
     "scrambled",
     "folded",
     "region",
@@ -220,6 +224,48 @@ def size_one_axes(e, g, atol=1e-6, rtol=1e-5) -> list:
             f"the right values with axes of size 1 {how}: shape {g.shape} where {e.shape} is asked",
         )
     ]
+
+
+def repeated_size_one(e, g, atol=1e-6, rtol=1e-5) -> list:
+    """``g`` is ``e`` repeated along axes where ``e`` has size 1 (an ``expand`` or ``repeat`` to a fixed size where
+    an axis of size 1 must stay, so that it broadcasts)."""
+    if e.ndim != g.ndim or e.shape == g.shape:
+        return []
+    grown = [a for a in range(e.ndim) if e.shape[a] != g.shape[a]]
+    if any(e.shape[a] != 1 for a in grown):
+        return []
+    if not _close(np.broadcast_to(e, g.shape), g, atol, rtol):
+        return []
+    where = " and ".join(_axis_word(a, e.ndim) for a in grown)
+    return [
+        (
+            "shape:repeated_size_one_axis",
+            f"the right values repeated along {where}, which must keep size 1: an axis of size 1 broadcasts "
+            "against any size, a fixed size fits one use only",
+        )
+    ]
+
+
+def size_from_values(e, g, arrays=()) -> list:
+    """``g`` has the right number of axes, but where a size differs from the right one it is the largest value
+    of an integer argument (a width taken from ``lengths.max()`` where a given width is asked)."""
+    if e.ndim != g.ndim or e.shape == g.shape:
+        return []
+    differ = [a for a in range(e.ndim) if e.shape[a] != g.shape[a]]
+    for name, a in arrays:
+        if a.dtype.kind not in "iu" or a.size == 0:
+            continue
+        largest = int(a.max())
+        if all(g.shape[axis] == largest for axis in differ):
+            where = " and ".join(_axis_word(axis, e.ndim) for axis in differ)
+            return [
+                (
+                    "shape:size_from_largest_value",
+                    f"of another shape than asked: {where} {'has' if len(differ) == 1 else 'have'} the size of the "
+                    f"largest value in `{name}`, a size read off the data where the size asked for is given",
+                )
+            ]
+    return []
 
 
 def _diagonals(g, extra: int):
@@ -550,7 +596,9 @@ def scalar_units(e, g, rtol=1e-5) -> list:
 def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     """Every observation on one case, most specific first, as ``(key, words)`` pairs."""
     if e.dtype == bool or g.dtype == bool:
-        return region(e, g) if e.shape == g.shape else size_one_axes(e, g)
+        if e.shape == g.shape:
+            return region(e, g)
+        return size_one_axes(e, g) + repeated_size_one(e, g) + size_from_values(e, g, arrays)
     e, g = e.astype(float), g.astype(float)
     masks = [(name, a) for name, a in arrays if a.dtype == bool]
     arrays = [(name, a) for name, a in arrays if a.dtype != bool]
@@ -560,6 +608,8 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     out += rescaled_rows_and_columns(e, g, arrays, atol, rtol)
     out += size_one_axes(e, g, atol, rtol)
     out += paired_items(e, g, atol, rtol)
+    out += repeated_size_one(e, g, atol, rtol)
+    out += size_from_values(e, g, arrays)
     out += scrambled(e, g, atol, rtol)
     out += folded(e, g, atol, rtol)
     out += region(e, g, atol, rtol)

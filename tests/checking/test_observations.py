@@ -295,3 +295,28 @@ def test_every_batch_item_paired_with_every_other():
     one_batch = np.dot(q[0], np.swapaxes(k[0], -1, -2))  # (3, 4, 3, 5)
     assert _keys(obs.paired_items(right[0], one_batch)) == ["extra_axis:items_paired"]
     assert obs.paired_items(right, np.stack([right, right], axis=1)) == []  # the right values twice: no pairing
+
+
+def test_an_axis_repeated_where_it_must_keep_size_one_and_a_size_read_off_the_data():
+    mask = RNG.standard_normal((3, 1, 4, 4)) > 0
+    found = obs.repeated_size_one(mask, np.broadcast_to(mask, (3, 8, 4, 4)))
+    assert _keys(found) == ["shape:repeated_size_one_axis"] and "axis -3" in found[0][1]
+    assert obs.repeated_size_one(mask, np.ones((3, 8, 4, 4), dtype=bool)) == []  # not the right values repeated
+    lengths = np.array([3, 1])
+    found = obs.size_from_values(np.ones((2, 4), dtype=bool), np.ones((2, 3), dtype=bool), [("lengths", lengths)])
+    assert _keys(found) == ["shape:size_from_largest_value"] and "`lengths`" in found[0][1]
+    assert obs.size_from_values(np.ones((2, 4)), np.ones((2, 5)), [("lengths", lengths)]) == []
+    # the check names it: a padding mask as wide as the longest sequence, not as max_len
+    import torch
+
+    from course_utils.checking import engine
+
+    def padding_mask(lengths, max_len, side="right"):
+        lengths = torch.as_tensor(lengths)
+        positions = torch.arange(int(lengths.max()))[None, :]
+        if side == "left":
+            return positions >= int(lengths.max()) - lengths[:, None]
+        return positions < lengths[:, None]
+
+    verdict = engine.judge(registry.get("02.padding_mask"), padding_mask)
+    assert verdict.relation == "shape:size_from_largest_value", verdict
