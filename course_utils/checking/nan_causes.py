@@ -162,4 +162,19 @@ def named(exercise, answer, prepared, failing, results, nan_note):
     (found,) = causes
     where = "every failing case" if len(failing) > 1 else "the failing case"
     sentence = f"Your result has NaN on {where}.{nan_note} What made it: {CAUSES[found]}."
+    if all(_only_in_gradients(exercise, results[i][1]) for i in failing):
+        sentence += (
+            " Your forward result has no NaN: it was made on the way and replaced, but the backward pass still goes "
+            "through it."
+        )
     return sentence, None, f"nan:{found}"
+
+
+def _only_in_gradients(exercise, got) -> bool:
+    """Whether the NaN of a tuple result is only in the outputs named as gradients."""
+    names = getattr(exercise, "output_names", ()) or ()
+    if not isinstance(got, (tuple, list)) or len(names) != len(got):
+        return False
+    grads = [traces.has_nan(item) for name, item in zip(names, got, strict=True) if "grad" in str(name).lower()]
+    others = [traces.has_nan(item) for name, item in zip(names, got, strict=True) if "grad" not in str(name).lower()]
+    return any(grads) and others and not any(others)

@@ -56,3 +56,15 @@ def test_a_nan_on_some_failing_cases_only_is_not_named():
 
     verdict = _judge("01.softmax_along", axis_zero_max)
     assert verdict.status == "wrong" and not (verdict.relation or "").startswith("nan:")
+
+
+def test_a_nan_replaced_in_the_forward_pass_is_said_to_reach_the_gradient():
+    def masked_softmax(scores, mask):
+        bias = torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))  # an additive mask
+        weights = torch.softmax(scores + bias, dim=-1)
+        return torch.nan_to_num(weights)  # zeros forward; the NaN of an empty row flows back through the sum
+
+    verdict = _judge("02.masked_softmax", masked_softmax)
+    assert verdict.relation == "nan:softmax_all_masked", verdict
+    assert "Your forward result has no NaN" in verdict.detail
+    assert "Your forward result" not in _judge("02.masked_softmax", _log_mask).detail  # its weights have NaN
