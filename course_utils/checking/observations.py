@@ -24,6 +24,7 @@ it, for every exercise at once, and each is named only when it holds on every fa
   first slice along one axis (the first batch item, the first head);
 - :func:`zeros`: right except that entries which must be exactly 0 are not, or that some are 0 which must not be;
 - :func:`collapsed`: the mean (or sum) of all the right values in every entry;
+- :func:`one_sided`: a mask True at more places than the right one and never fewer, or the reverse;
 - :func:`weight_sums`: where the right output is weights (each slice along one axis sums to 1), that the
   student's slices do not sum to 1;
 - :func:`normalised_without_exp`: weights that are, slice by slice, a straight-line function of the scores
@@ -55,6 +56,7 @@ __all__ = [
     "scrambled",
     "folded",
     "region",
+    "one_sided",
     "weight_sums",
     "normalised_axis",
     "normalised_without_exp",
@@ -421,6 +423,31 @@ def normalised_axis(e) -> int | None:
     return None
 
 
+def one_sided(e, g) -> list:
+    """Two boolean arrays of one shape (masks) that differ on one side only: ``g`` True wherever ``e`` is and more
+    (a mask that lets a query read keys the right one hides), or the reverse (it hides keys the right one allows)."""
+    if e.shape != g.shape or e.ndim < 1 or e.size < 2 or e.dtype != bool or g.dtype != bool:
+        return []
+    extra, missing = bool(np.any(g & ~e)), bool(np.any(e & ~g))
+    if extra and not missing:
+        return [
+            (
+                "mask:too_permissive",
+                "True wherever the right one is, and at more places: a mask that lets a query read keys the right "
+                "one hides (a padding or future key, a window too wide?), never the reverse",
+            )
+        ]
+    if missing and not extra:
+        return [
+            (
+                "mask:too_strict",
+                "False wherever the right one is, and at more places: a mask that hides keys the right one lets a "
+                "query read (a token itself, the last key of a window?), never the reverse",
+            )
+        ]
+    return []
+
+
 def weight_sums(e, g) -> list:
     """Where ``e`` is weights along one axis (each slice sums to 1), what ``g``'s slices along it do.
 
@@ -597,7 +624,7 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     """Every observation on one case, most specific first, as ``(key, words)`` pairs."""
     if e.dtype == bool or g.dtype == bool:
         if e.shape == g.shape:
-            return region(e, g)
+            return region(e, g) + one_sided(e, g)
         return size_one_axes(e, g) + repeated_size_one(e, g) + size_from_values(e, g, arrays)
     e, g = e.astype(float), g.astype(float)
     masks = [(name, a) for name, a in arrays if a.dtype == bool]
