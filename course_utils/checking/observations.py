@@ -250,13 +250,14 @@ def repeated_size_one(e, g, atol=1e-6, rtol=1e-5) -> list:
 
 def size_from_values(e, g, arrays=()) -> list:
     """``g`` has the right number of axes, but where a size differs from the right one it is the largest value
-    of an integer argument (a width taken from ``lengths.max()`` where a given width is asked)."""
+    of a 1-D integer argument, one count per item (a width taken from ``lengths.max()`` where a given width is
+    asked); never of a 2-D one (token ids), whose largest value says nothing about a size."""
     if e.ndim != g.ndim or e.shape == g.shape:
         return []
     differ = [a for a in range(e.ndim) if e.shape[a] != g.shape[a]]
     for name, a in arrays:
-        if a.dtype.kind not in "iu" or a.size == 0:
-            continue
+        if a.dtype.kind not in "iu" or a.ndim != 1 or a.size == 0 or a.min() < 0:
+            continue  # one count per item (lengths), not data such as token ids whose largest is a coincidence
         largest = int(a.max())
         if all(g.shape[axis] == largest for axis in differ):
             where = " and ".join(_axis_word(axis, e.ndim) for axis in differ)

@@ -338,3 +338,8 @@ def test_a_mask_wrong_on_one_side_only():
     assert explain(ex, triples).key == "mask:too_strict"
     mutant = explain(ex, triples, extra=lambda t: [Finding("mutant:slice:stop", "the reference with a bound moved")])
     assert mutant.key == "mutant:slice:stop"  # weak: named only when nothing more specific explains every case
+
+
+def test_a_size_is_never_read_off_token_ids():
+    src = np.array([[3, 7, 1], [2, 5, 4]])  # token ids: their largest (7) equals a size only by chance
+    assert obs.size_from_values(np.ones((2, 6)), np.ones((2, 7)), [("src", src)]) == []
