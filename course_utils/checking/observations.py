@@ -466,22 +466,20 @@ def weight_sums(e, g) -> list:
     sums, right = g.sum(axis=axis), e.sum(axis=axis)
     if np.allclose(sums, right, atol=1e-5):
         return []
+    not_one = (
+        "weight_sums:not_normalised",
+        f"weights whose sums along {where} are not 1: each slice of weights must sum to 1 (or be all 0 "
+        "where every key is masked)",
+    )
     for other in reversed(range(g.ndim)):
         if other != axis and g.shape[other] >= 2 and np.allclose(g.sum(axis=other), 1.0, atol=1e-5):
-            return [
-                (
-                    "weight_sums:other_axis",
-                    f"weights that sum to 1 along {_axis_word(other, g.ndim)} instead of along {where}: "
-                    "normalised over the wrong axis",
-                )
-            ]
-    return [
-        (
-            "weight_sums:not_normalised",
-            f"weights whose sums along {where} are not 1: each slice of weights must sum to 1 (or be all 0 "
-            "where every key is masked)",
-        )
-    ]
+            other_axis = (
+                "weight_sums:other_axis",
+                f"weights that sum to 1 along {_axis_word(other, g.ndim)} instead of along {where}: "
+                "normalised over the wrong axis",
+            )
+            return [other_axis, not_one]  # the second holds too: it names a mix of cases, with its own words
+    return [not_one]
 
 
 def _affine_in(x, y, atol, rtol) -> bool:

@@ -214,7 +214,15 @@ def test_weight_sums_are_judged_along_the_axis_the_right_weights_are_normalised_
     masked = np.vstack([_softmax(x)[:2], np.zeros((1, 4))])
     assert obs.normalised_axis(masked) == 1
     found = obs.weight_sums(_softmax(x), _softmax(x, 0))
-    assert _keys(found) == ["weight_sums:other_axis"] and "wrong axis" in found[0][1]
+    assert _keys(found) == ["weight_sums:other_axis", "weight_sums:not_normalised"] and "wrong axis" in found[0][1]
+    # a case normalised over another axis and a case whose masked weights then sum to less: one name for both
+    masked = _softmax(x, 0) * (RNG.uniform(size=(3, 4)) > 0.3)
+    triples = [
+        Triple("case 1 of 2", (x,), _softmax(x), _softmax(x, 0)),
+        Triple("case 2 of 2", (x,), _softmax(x), masked),
+    ]
+    found = explain(registry.get("01.softmax_along"), triples)
+    assert found.named and found.key == "weight_sums:not_normalised" and "are not 1" in found.sentence
 
 
 def test_weights_that_are_a_straight_line_of_the_scores_are_normalised_without_the_exponential():
