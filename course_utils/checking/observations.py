@@ -44,6 +44,14 @@ import itertools
 import numpy as np
 
 from course_utils.checking.compare import is_array, to_numpy
+from course_utils.checking.shape_observations import paired_items, repeated_size_one, size_from_values
+from course_utils.checking.weight_observations import (
+    forbidden_weight,
+    normalised_axis,
+    normalised_without_exp,
+    one_sided,
+    weight_sums,
+)
 
 __all__ = [
     "elementwise",
@@ -228,83 +236,6 @@ def size_one_axes(e, g, atol=1e-6, rtol=1e-5) -> list:
     ]
 
 
-def repeated_size_one(e, g, atol=1e-6, rtol=1e-5) -> list:
-    """``g`` is ``e`` repeated along axes where ``e`` has size 1 (an ``expand`` or ``repeat`` to a fixed size where
-    an axis of size 1 must stay, so that it broadcasts)."""
-    if e.ndim != g.ndim or e.shape == g.shape:
-        return []
-    grown = [a for a in range(e.ndim) if e.shape[a] != g.shape[a]]
-    if any(e.shape[a] != 1 for a in grown):
-        return []
-    if not _close(np.broadcast_to(e, g.shape), g, atol, rtol):
-        return []
-    where = " and ".join(_axis_word(a, e.ndim) for a in grown)
-    return [
-        (
-            "shape:repeated_size_one_axis",
-            f"the right values repeated along {where}, which must keep size 1: an axis of size 1 broadcasts "
-            "against any size, a fixed size fits one use only",
-        )
-    ]
-
-
-def size_from_values(e, g, arrays=()) -> list:
-    """``g`` has the right number of axes, but where a size differs from the right one it is the largest value
-    of a 1-D integer argument, one count per item (a width taken from ``lengths.max()`` where a given width is
-    asked); never of a 2-D one (token ids), whose largest value says nothing about a size."""
-    if e.ndim != g.ndim or e.shape == g.shape:
-        return []
-    differ = [a for a in range(e.ndim) if e.shape[a] != g.shape[a]]
-    for name, a in arrays:
-        if a.dtype.kind not in "iu" or a.ndim != 1 or a.size == 0 or a.min() < 0:
-            continue  # one count per item (lengths), not data such as token ids whose largest is a coincidence
-        largest = int(a.max())
-        if all(g.shape[axis] == largest for axis in differ):
-            where = " and ".join(_axis_word(axis, e.ndim) for axis in differ)
-            return [
-                (
-                    "shape:size_from_largest_value",
-                    f"of another shape than asked: {where} {'has' if len(differ) == 1 else 'have'} the size of the "
-                    f"largest value in `{name}`, a size read off the data where the size asked for is given",
-                )
-            ]
-    return []
-
-
-def _diagonals(g, extra: int):
-    """Every array made from ``g`` by taking ``extra`` diagonals over pairs of axes of the same size (the diagonal
-    axis where the first of the two was)."""
-    if extra == 0:
-        yield g
-        return
-    for a, b in itertools.combinations(range(g.ndim), 2):
-        if g.shape[a] != g.shape[b] or g.shape[a] < 2:
-            continue
-        if any(np.allclose(g, np.take(g, [0], axis=axis)) for axis in (a, b)):
-            continue  # the same values along one of them: copies, not items paired
-        yield from _diagonals(np.moveaxis(np.diagonal(g, axis1=a, axis2=b), -1, a), extra - 1)
-
-
-def paired_items(e, g, atol=1e-6, rtol=1e-5) -> list:
-    """``g`` has one to three axes more than ``e``, and ``e`` is its diagonal over pairs of axes of the same size:
-    every item of one input met every item of the other along axes where only matching items belong
-    (``np.dot`` on stacked arrays pairs every batch item with every other)."""
-    extra = g.ndim - e.ndim
-    if not 1 <= extra <= 3 or g.size <= e.size or g.ndim > 8:
-        return []
-    for diagonal in _diagonals(g, extra):
-        if diagonal.shape == e.shape and _close(diagonal, e, atol, rtol):
-            return [
-                (
-                    "extra_axis:items_paired",
-                    "the right values only where two of its axes hold the same index: every item of one input met "
-                    "every item of the other where only matching items belong (a product that does not keep the "
-                    "batch axes in step, like `np.dot` on stacked arrays)",
-                )
-            ]
-    return []
-
-
 def scrambled(e, g, atol=1e-6, rtol=1e-5) -> list:
     """All of the right values in other positions: read in another axis order and reshaped, or another shape."""
     if e.size != g.size or e.size < 3 or _close(e, g, atol, rtol):
@@ -406,149 +337,6 @@ def region(e, g, atol=1e-6, rtol=1e-5) -> list:
                 )
             )
     return out
-
-
-def normalised_axis(e) -> int | None:
-    """The axis along which ``e`` holds weights (non-negative, each slice summing to 1, or to 0 where a slice
-    is empty), the last one first; None when ``e`` holds no weights."""
-    if e.ndim < 1 or not np.all(np.isfinite(e)) or not np.all(e >= 0):
-        return None
-    for empty_slices in (False, True):  # an axis whose every slice sums to 1 first
-        for axis in reversed(range(e.ndim)):
-            if e.shape[axis] < 2:
-                continue
-            sums = e.sum(axis=axis)
-            ones = np.isclose(sums, 1.0, atol=1e-6)
-            if ones.all() or (empty_slices and ones.any() and np.all(ones | (sums == 0))):
-                return axis
-    return None
-
-
-def one_sided(e, g) -> list:
-    """Two boolean arrays of one shape (masks) that differ on one side only: ``g`` True wherever ``e`` is and more
-    (a mask that lets a query read keys the right one hides), or the reverse (it hides keys the right one allows)."""
-    if e.shape != g.shape or e.ndim < 1 or e.size < 2 or e.dtype != bool or g.dtype != bool:
-        return []
-    extra, missing = bool(np.any(g & ~e)), bool(np.any(e & ~g))
-    if extra and not missing:
-        return [
-            (
-                "mask:too_permissive",
-                "True wherever the right one is, and at more places: a mask that lets a query read keys the right "
-                "one hides (a padding or future key, a window too wide?), never the reverse",
-            )
-        ]
-    if missing and not extra:
-        return [
-            (
-                "mask:too_strict",
-                "False wherever the right one is, and at more places: a mask that hides keys the right one lets a "
-                "query read (a token itself, the last key of a window?), never the reverse",
-            )
-        ]
-    return []
-
-
-def weight_sums(e, g) -> list:
-    """Where ``e`` is weights along one axis (each slice sums to 1), what ``g``'s slices along it do.
-
-    The key is the same whatever the sums are (one case may scale them all by one number, another by one
-    number per slice): the observation is that they are not 1.
-    """
-    if e.shape != g.shape or not np.all(np.isfinite(g)):
-        return []
-    axis = normalised_axis(e)
-    if axis is None:
-        return []
-    where = "the keys" if axis == e.ndim - 1 else _axis_word(axis, e.ndim)
-    if np.any(g < -1e-9):
-        return [("weight_sums:negative", "weights with negative entries, where every weight is at least 0")]
-    sums, right = g.sum(axis=axis), e.sum(axis=axis)
-    if np.allclose(sums, right, atol=1e-5):
-        return []
-    not_one = (
-        "weight_sums:not_normalised",
-        f"weights whose sums along {where} are not 1: each slice of weights must sum to 1 (or be all 0 "
-        "where every key is masked)",
-    )
-    for other in reversed(range(g.ndim)):
-        if other != axis and g.shape[other] >= 2 and np.allclose(g.sum(axis=other), 1.0, atol=1e-5):
-            other_axis = (
-                "weight_sums:other_axis",
-                f"weights that sum to 1 along {_axis_word(other, g.ndim)} instead of along {where}: "
-                "normalised over the wrong axis",
-            )
-            return [other_axis, not_one]  # the second holds too: it names a mix of cases, with its own words
-    return [not_one]
-
-
-def _affine_in(x, y, atol, rtol) -> bool:
-    """Every row of ``y`` (rows, n) is ``a * x + b`` of the same row of ``x``, with ``a`` one number per row."""
-    xc = x - x.mean(axis=-1, keepdims=True)
-    yc = y - y.mean(axis=-1, keepdims=True)
-    var = (xc**2).sum(axis=-1, keepdims=True)
-    with np.errstate(all="ignore"):
-        slope = np.where(var > 0, (xc * yc).sum(axis=-1, keepdims=True) / var, 0.0)
-    return _close(slope * xc, yc, atol, rtol)
-
-
-def normalised_without_exp(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
-    """Where ``e`` is weights along one axis (of 3 or more keys), ``g`` is, slice by slice, a straight-line
-    function of an argument of the same shape (the scores divided by their sum, shifted first or not): the
-    scores normalised without the exponential."""
-    if e.shape != g.shape or not np.all(np.isfinite(g)):
-        return []
-    axis = normalised_axis(e)
-    if axis is None or e.shape[axis] < 3:
-        return []
-    rows = lambda a: np.moveaxis(a, axis, -1).reshape(-1, e.shape[axis]).astype(float)  # noqa: E731
-    for name, a in arrays:
-        if a.shape != e.shape or not np.all(np.isfinite(a)):
-            continue
-        x = rows(a)
-        if _affine_in(x, rows(e), atol, rtol) or not _affine_in(x, rows(g), atol, rtol):
-            continue  # the right weights are a straight line of it too (constant slices): nothing to tell apart
-        where = "the keys" if axis == e.ndim - 1 else _axis_word(axis, e.ndim)
-        return [
-            (
-                "normalised_without_exp",
-                f"in each slice along {where}, a straight-line function of `{name}` (its values shifted or scaled, "
-                "then divided by their sum): normalised with no exponential first, so the weights do not grow "
-                "exponentially with the scores",
-            )
-        ]
-    return []
-
-
-def forbidden_weight(e, g, arrays=(), atol=1e-6) -> list:
-    """Where ``e`` is weights and a boolean argument (a mask, True where a key may be read) broadcasts to its
-    shape, ``g`` puts weight on keys that mask forbids (where the right weights are exactly 0)."""
-    if e.shape != g.shape or e.size < 3 or not np.all(np.isfinite(g)):
-        return []
-    if normalised_axis(e) is None:
-        return []
-    leaked = (e == 0) & (np.abs(g) > atol)
-    if not leaked.any():
-        return []
-    for name, mask in arrays:
-        if mask.dtype != bool:
-            continue
-        try:
-            allowed = np.broadcast_to(mask, e.shape)
-        except ValueError:
-            continue
-        if allowed.all() or np.any(~allowed & (e != 0)):
-            continue  # not the mask of these weights
-        if np.array_equal(leaked & ~allowed, leaked):
-            return [
-                (
-                    "zeros:weight_on_masked_keys",
-                    f"weights that are not 0 at keys that `{name}` forbids: a forbidden key still gets weight, "
-                    "where its exponential must be exactly 0 (a fill other than minus infinity, the mask "
-                    "multiplied or added as a number, or something added after the exponential leaves it one)",
-                )
-            ]
-    return []
 
 
 def zeros(e, g, atol=1e-6, rtol=1e-5) -> list:
