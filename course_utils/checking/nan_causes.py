@@ -33,6 +33,7 @@ __all__ = [
     "CAUSES",
     "cause_of",
     "numpy_cause",
+    "watch_torch",
     "named",
 ]
 
@@ -81,7 +82,7 @@ def _tensors(value) -> list:
     return []
 
 
-def _watch_torch():
+def watch_torch():
     """A context whose value is a list that receives the cause of the first NaN torch makes (or stays empty)."""
     torch = sys.modules.get("torch")
     if torch is None:
@@ -105,9 +106,9 @@ def _watch_torch():
             with torch.no_grad():
                 ins = _tensors(args) + _tensors(kwargs or {})
                 outs = _tensors(out)
-                if not outs or any(bool(torch.isnan(t).any()) for t in ins):
-                    return out
                 name = getattr(func, "__name__", str(func)).strip("_").lower()
+                if not outs or not ins or "empty" in name or any(bool(torch.isnan(t).any()) for t in ins):
+                    return out  # memory not yet written (torch.empty, a module's weights before init) is no NaN made
                 in_inf = any(bool(torch.isinf(t).any()) for t in ins)
                 if not in_inf and "exp" in name and any(bool(torch.isinf(t).any()) for t in outs):
                     self.overflowed = True
@@ -136,7 +137,7 @@ def cause_of(exercise, answer, args, seed) -> str | None:
         with (
             seeded(seed),
             np.errstate(over="raise", invalid="raise", divide="ignore", under="ignore"),
-            _watch_torch() as found,
+            watch_torch() as found,
         ):
             call(exercise, answer, args)
     except FloatingPointError as exc:

@@ -68,3 +68,12 @@ def test_a_nan_replaced_in_the_forward_pass_is_said_to_reach_the_gradient():
     assert verdict.relation == "nan:softmax_all_masked", verdict
     assert "Your forward result has no NaN" in verdict.detail
     assert "Your forward result" not in _judge("02.masked_softmax", _log_mask).detail  # its weights have NaN
+
+
+def test_memory_not_yet_written_is_no_nan_made():
+    with nan_causes.watch_torch() as found:
+        buffer = torch.full((2,), float("nan"))  # what torch.empty may hold before a module initialises it
+        buffer.copy_(torch.ones(2))
+        exp = torch.exp(torch.tensor([1000.0, 1.0]))
+        _ = exp / exp.sum()  # inf / inf
+    assert found == ["exp_overflow"]
