@@ -106,7 +106,7 @@ def explain(exercise, triples, *, extra=None) -> Explanation:
     return Explanation("")
 
 
-_WEAK = ("weight_sums:", "region:", "scrambled", "rescaled_rows_and_columns", "shift_per_slice:", "zeros:", "mask:")
+_WEAK = ("weight_sums:", "region:", "scrambled", "rescaled_rows_and_columns", "shift_per_slice:", "zeros:", "masks:")
 """Observations that say what an output does rather than which step made it: named after every specific
 relation and every mutation (a key is ``name:...`` or, for an output of a tuple, ``output:name:...``)."""
 

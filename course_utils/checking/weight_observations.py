@@ -57,7 +57,7 @@ def one_sided(e, g) -> list:
     if extra and not missing:
         return [
             (
-                "mask:too_permissive",
+                "masks:too_permissive",
                 "True wherever the right one is, and at more places: a mask that lets a query read keys the right "
                 "one hides (a padding or future key, a window too wide?), never the reverse",
             )
@@ -65,7 +65,7 @@ def one_sided(e, g) -> list:
     if missing and not extra:
         return [
             (
-                "mask:too_strict",
+                "masks:too_strict",
                 "False wherever the right one is, and at more places: a mask that hides keys the right one lets a "
                 "query read (a token itself, the last key of a window?), never the reverse",
             )

@@ -332,20 +332,20 @@ def test_an_axis_repeated_where_it_must_keep_size_one_and_a_size_read_off_the_da
 
 def test_a_mask_wrong_on_one_side_only():
     causal = np.tril(np.ones((4, 4), dtype=bool))
-    assert _keys(obs.one_sided(causal, np.ones((4, 4), dtype=bool))) == ["mask:too_permissive"]
-    assert _keys(obs.one_sided(causal, np.tril(causal, -1))) == ["mask:too_strict"]
+    assert _keys(obs.one_sided(causal, np.ones((4, 4), dtype=bool))) == ["masks:too_permissive"]
+    assert _keys(obs.one_sided(causal, np.tril(causal, -1))) == ["masks:too_strict"]
     assert obs.one_sided(causal, causal.T) == []  # wrong on both sides: nothing said
     ex = registry.get("02.cached_causal_mask")
     keys = [f.key for f in findings(ex, (4, 4), causal, np.tril(causal, -1))]
-    assert keys.index("mask:too_strict") > keys.index("diagonal:-1")  # a relation that says which step comes first
+    assert keys.index("masks:too_strict") > keys.index("diagonal:-1")  # a relation that says which step comes first
     from course_utils.checking.relation_basics import Finding
 
     holes = causal.copy()
     holes[2, 1] = False  # no step of a causal mask makes this: only what it does is left to say
     triples = [Triple("case 1 of 1", (4, 4), causal, holes)]
-    assert explain(ex, triples).key == "mask:too_strict"
-    mutant = explain(ex, triples, extra=lambda t: [Finding("mutant:slice:stop", "the reference with a bound moved")])
-    assert mutant.key == "mutant:slice:stop"  # weak: named only when nothing more specific explains every case
+    assert explain(ex, triples).key == "masks:too_strict"
+    mutant = explain(ex, triples, extra=lambda t: [Finding("mutant:mask:dropped", "the reference without its mask")])
+    assert mutant.key == "mutant:mask:dropped"  # weak: named only when nothing more specific explains every case
 
 
 def test_a_size_is_never_read_off_token_ids():
