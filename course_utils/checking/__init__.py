@@ -31,9 +31,11 @@ exercises, predictions and experiments) is :mod:`course_utils.lessons`. The map:
   ``driven_touches.py`` (An argument a driver handed the answer, changed in place by it);
   ``extremes.py`` (The fixed cases again at extreme magnitudes);
   ``mutation_sites.py`` (More steps a student varies, for :mod:`course_utils.checking.mutations`);
+  ``nan_causes.py`` (Why a NaN appears in a wrong answer's output, said in words);
   ``observations.py`` (What a wrong output does, observed against the right one, for mistakes that no catalogue holds);
   ``options.py`` (The options a case passes, exercised the other way too);
-  ``relation_basics.py`` (What every relation finder shares).
+  ``relation_basics.py`` (What every relation finder shares);
+  ``shape_observations.py``, ``weight_observations.py`` (parts of ``observations.py``: shapes; weights and masks).
 - ``cases.py``: tools for lesson authors (distinct sizes, large scores, padding, counting drivers).
 - ``audit.py``: ``python -m course_utils.checking.audit [--markdown]``, the per-exercise checker audit.
 
@@ -70,6 +72,7 @@ __all__ = [
     "mutation_sites",
     "mutations",
     "naming",
+    "nan_causes",
     "observations",
     "options",
     "patches",
@@ -81,8 +84,10 @@ __all__ = [
     "relation_finders",
     "relations",
     "runner",
+    "shape_observations",
     "time_limits",
     "touches",
     "traces",
     "tries",
+    "weight_observations",
 ]  # its modules (importing the package imports none of them)

@@ -1,7 +1,8 @@
 """What an answer promises to return: inferred from the course's own result on each case, checked on the answer's.
 
 A right value is not enough: a lesson goes on with what the function returns, so a list where an array is
-promised, a tensor where NumPy's array is, float32 where float64 is, a ``(1,)`` array where a number is, or a
+promised, a tensor where NumPy's array is, float32 where float64 is, a ``(1,)`` array where a number is, an index where a
+label (a str) is, or a
 tensor that still requires grad where a number is, breaks a later cell (or trains nothing). :func:`promise`
 reads the promise off the reference's result (type, dtype, device; a tuple's or a dict's items one by one);
 :func:`breach` says, in one sentence, what was promised and what came back, or None.
@@ -37,6 +38,8 @@ def promise(expected, declared=None):
         return ("bool",)
     if isinstance(expected, (int, np.integer)):
         return ("int",)
+    if isinstance(expected, str):
+        return ("str",)
     if isinstance(expected, (float, np.floating)):
         return ("float",)
     if isinstance(expected, np.ndarray):
@@ -89,6 +92,10 @@ def _breach(promised, got, path) -> str | None:
         what = "a number (a float)" if kind == "float" else "a whole number (an int)"
         hint = " (a tensor keeps its graph alive; a number is what the lesson goes on with)" if is_tensor(got) else ""
         return f"{path}: must be {what}, as the course's is, but your function returned {_came(got)}{hint}"
+    if kind == "str":
+        if isinstance(got, str):
+            return None
+        return f"{path}: must be a str (a label or a name), as the course's is, but your function returned {_came(got)}"
     if kind == "bool":
         if isinstance(got, (bool, np.bool_)):
             return None

@@ -136,6 +136,39 @@ CAUSES = (
         _MATMUL + " (or their batch axes differ). Which axis did you transpose?",
     ),
     (
+        "matmul_shapes",
+        r"shapes \((?P<a>[\d, ]+)\) and \((?P<b>[\d, ]+)\) not aligned: (?P<left>\d+) \(dim \d+\) != (?P<right>\d+)",
+        _MATMUL + " (here ({a}) times ({b}): {left} and {right} must be equal). Is the second operand missing "
+        "its transpose, so that features meet features?",
+    ),
+    (
+        "einsum_subscripts",
+        r"(?P<which>output|operand) has more dimensions than subscripts given in einstein sum",
+        "an einsum whose subscripts name fewer axes than the arrays have: every axis needs a letter, or `...` "
+        "for the batch axes in front, and here the {which} has axes with neither",
+    ),
+    (
+        "einsum_subscripts",
+        r"einsum\(\): the number of subscripts in the equation \((?P<n>\d+)\) does not match the number of "
+        r"dimensions \((?P<d>\d+)\)",
+        "an einsum whose subscripts name {n} axes for an operand that has {d}: every axis needs a letter, or "
+        "`...` for the batch axes in front",
+    ),
+    (
+        "einsum_subscripts",
+        r"einsum\(\): subscript (?P<x>\w) has size (?P<a>\d+) for operand \d+ which does not broadcast with "
+        r"previously seen size (?P<b>\d+)|remapped shapes \[original->remapped\]",
+        "an einsum where one letter stands for axes of different sizes in two operands: a letter shared by two "
+        "operands must name axes of the same size (the features of both, not the features of one and the "
+        "length of the other)",
+    ),
+    (
+        "bool_arithmetic",
+        r"with a bool tensor is not supported",
+        "arithmetic (`-`, `1 - mask`) on a bool mask, which PyTorch does not do: a bool mask is turned around "
+        "with a logical not",
+    ),
+    (
         "broadcast_shapes",
         r"could not be broadcast together with (?:remapped )?shapes? (?P<shapes>.+?)(?:$|\n)",
         "an elementwise operation between arrays of shapes {shapes}, which do not broadcast: lined up from the "

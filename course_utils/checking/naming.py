@@ -18,6 +18,7 @@ from course_utils.checking import (
     argument_variants,
     fresh_evidence,
     mutations,
+    nan_causes,
     patches,
     relations,
     traces,
@@ -411,6 +412,8 @@ def named_by_relation(exercise, prepared, answer, results, n, sentence, mid):
             mid = fit.id
     if full:  # NaN or not, the same cases fail, the same way, as under the mistake: a fingerprint, not one case
         return sentence + nan_note, mid, None
+    if (nan_named := nan_causes.named(exercise, answer, prepared, failing, results, nan_note)) is not None:
+        return nan_named  # a NaN on every failing case, made the same way on each: its cause is the name
     if nan_only:  # nothing but NaN, and no mistake fails on exactly these cases: say where the NaN comes from
         return nan_note.strip(), None, traces.overflow_key(nan_note, True)
     triples = [

@@ -12,6 +12,10 @@ it, for every exercise at once, and each is named only when it holds on every fa
 - :func:`rescaled_rows_and_columns`: the right values divided by one factor per row and one per column, and
   when those factors are the lengths of two arguments' vectors, a cosine similarity;
 - :func:`size_one_axes`: the right values with axes of size 1 dropped or added;
+- :func:`paired_items`: one axis more, the right values on the diagonal of two of its axes (every batch item
+  paired with every other);
+- :func:`repeated_size_one`, :func:`size_from_values`: the right values repeated along an axis that must keep
+  size 1; an axis whose size is the largest value of an argument (``lengths.max()``);
 - :func:`scrambled`: all of the right values, in other positions (a reshape where a transpose belongs, or the
   reverse) or in another shape;
 - :func:`folded`: one axis k times narrower (its blocks summed or averaged) or wider (parts side by side where
@@ -20,7 +24,12 @@ it, for every exercise at once, and each is named only when it holds on every fa
   first slice along one axis (the first batch item, the first head);
 - :func:`zeros`: right except that entries which must be exactly 0 are not, or that some are 0 which must not be;
 - :func:`collapsed`: the mean (or sum) of all the right values in every entry;
-- :func:`weight_sums`: where the right output is weights (each row sums to 1), what the student's rows sum to.
+- :func:`one_sided`: a mask True at more places than the right one and never fewer, or the reverse;
+- :func:`weight_sums`: where the right output is weights (each slice along one axis sums to 1), that the
+  student's slices do not sum to 1;
+- :func:`normalised_without_exp`: weights that are, slice by slice, a straight-line function of the scores
+  (divided by their sum, with no exponential);
+- :func:`forbidden_weight`: weight at the keys whose right weight is exactly 0 (the keys a mask forbids).
 
 Each function takes the right output ``e`` and the student's ``g`` as NumPy arrays and returns
 ``(key, words)`` pairs; ``words`` complete "your result is ...", in what the answer does, never in code.
@@ -34,17 +43,35 @@ import itertools
 
 import numpy as np
 
+from course_utils.checking.compare import is_array, to_numpy
+from course_utils.checking.shape_observations import paired_items, repeated_size_one, size_from_values
+from course_utils.checking.weight_observations import (
+    forbidden_weight,
+    normalised_axis,
+    normalised_without_exp,
+    one_sided,
+    weight_sums,
+)
+
 __all__ = [
     "elementwise",
     "along_axis",
     "rescaled_rows_and_columns",
     "size_one_axes",
+    "paired_items",
+    "repeated_size_one",
+    "size_from_values",
     "scrambled",
     "folded",
     "region",
+    "one_sided",
     "weight_sums",
+    "normalised_axis",
+    "normalised_without_exp",
+    "forbidden_weight",
     "zeros",
     "collapsed",
+    "zero_gradient",
     "scalar_units",
     "observe",
 ]
@@ -312,27 +339,6 @@ def region(e, g, atol=1e-6, rtol=1e-5) -> list:
     return out
 
 
-def weight_sums(e, g) -> list:
-    """Where each row of ``e`` is weights (non-negative, summing to 1 over the last axis), what ``g``'s rows do."""
-    if e.shape != g.shape or e.ndim < 1 or e.shape[-1] < 2 or not np.all(np.isfinite(g)):
-        return []
-    if not (np.all(e >= 0) and np.allclose(e.sum(axis=-1), 1.0, atol=1e-6)):
-        return []
-    sums = g.sum(axis=-1)
-    if np.any(g < -1e-9):
-        return [("weight_sums:negative", "weights with negative entries, where every weight is at least 0")]
-    if np.allclose(sums, 1.0, atol=1e-5):
-        return []
-    if np.allclose(sums, sums.flat[0], rtol=1e-6, atol=1e-9):
-        return [("weight_sums:constant", f"weights that sum to {float(sums.flat[0]):.4g} along the keys, not 1")]
-    return [
-        (
-            "weight_sums:varies",
-            f"weights whose sums along the keys vary from {float(sums.min()):.4g} to {float(sums.max()):.4g}, not 1",
-        )
-    ]
-
-
 def zeros(e, g, atol=1e-6, rtol=1e-5) -> list:
     """Right everywhere except that entries which must be exactly 0 are not (or entries that must not be 0 are)."""
     if e.shape != g.shape or e.size < 3 or not (np.all(np.isfinite(e)) and np.all(np.isfinite(g))):
@@ -355,6 +361,26 @@ def zeros(e, g, atol=1e-6, rtol=1e-5) -> list:
             ("zeros:extra", f"right except at {int(differ.sum())} entries that are 0 in yours and not in the right one")
         ]
     return []
+
+
+def zero_gradient(name, e, g, make=lambda key, words: (key, words)) -> list:
+    """An output named as a gradient (``"query gradient"``) that is 0 everywhere where the right one is not:
+    nothing flows back. ``make(key, words)`` builds each item (a pair by default). A result of zeros that is
+    no gradient relates to anything: nothing is said of it."""
+    if not (is_array(e) and is_array(g)):
+        return []
+    e, g = to_numpy(e), to_numpy(g)
+    if "grad" not in str(name).lower() or e.shape != g.shape or e.dtype.kind not in "fc" or g.dtype.kind not in "fc":
+        return []
+    if np.any(g) or not np.any(e) or not np.all(np.isfinite(e)):
+        return []
+    return [
+        make(
+            "zeros:no_gradient",
+            "0 everywhere: no gradient flows back to that input (a .detach(), torch.no_grad(), .item() or a trip "
+            "through NumPy on the way cuts the graph)",
+        )
+    ]
 
 
 def collapsed(e, g, atol=1e-6, rtol=1e-5) -> list:
@@ -384,13 +410,20 @@ def scalar_units(e, g, rtol=1e-5) -> list:
 def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     """Every observation on one case, most specific first, as ``(key, words)`` pairs."""
     if e.dtype == bool or g.dtype == bool:
-        return region(e, g) if e.shape == g.shape else size_one_axes(e, g)
+        if e.shape == g.shape:
+            return region(e, g) + one_sided(e, g)
+        return size_one_axes(e, g) + repeated_size_one(e, g) + size_from_values(e, g, arrays)
     e, g = e.astype(float), g.astype(float)
+    masks = [(name, a) for name, a in arrays if a.dtype == bool]
+    arrays = [(name, a) for name, a in arrays if a.dtype != bool]
     out = []
     for fn in (elementwise, along_axis):
         out += fn(e, g, atol, rtol)
     out += rescaled_rows_and_columns(e, g, arrays, atol, rtol)
     out += size_one_axes(e, g, atol, rtol)
+    out += paired_items(e, g, atol, rtol)
+    out += repeated_size_one(e, g, atol, rtol)
+    out += size_from_values(e, g, arrays)
     out += scrambled(e, g, atol, rtol)
     out += folded(e, g, atol, rtol)
     out += region(e, g, atol, rtol)
@@ -398,4 +431,6 @@ def observe(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     out += collapsed(e, g, atol, rtol)
     out += scalar_units(e, g, max(rtol, 1e-6))
     out += weight_sums(e, g)
+    out += normalised_without_exp(e, g, arrays, atol, rtol)
+    out += forbidden_weight(e, g, masks, atol)
     return out

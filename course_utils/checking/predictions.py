@@ -25,6 +25,7 @@ __all__ = [
     "PredictionVerdict",
     "judge_prediction",
     "rethink",
+    "shape_idea",
     "as_shape",
     "as_number",
     "as_int_set",
@@ -122,11 +123,49 @@ def _judge_shape(prediction, value):
     known = _known(prediction, lambda v: tuple(v) == shape)
     if known is not None:
         return PredictionVerdict("wrong", f"❌ {shape} is {known.why}. Run the next cell and see.", known.id)
+    idea = shape_idea(answer, shape)
+    if idea is not None:
+        opening = f"Not quite: your shape {idea}" + ("" if idea.endswith("?") else ".")
+        return PredictionVerdict("wrong", _not_quite(prediction, opening))
     if len(shape) != len(answer):
         return PredictionVerdict("wrong", _not_quite(prediction, "Not quite: which axes does this step keep?"))
     if sorted(shape) == sorted(answer):
         return PredictionVerdict("wrong", _not_quite(prediction, "Not quite: which axis comes where?"))
     return PredictionVerdict("wrong", _not_quite(prediction))
+
+
+def _drops_to(longer: tuple, shorter: tuple) -> bool:
+    """``shorter`` is ``longer`` with some of its axes left out, the others in order."""
+    it = iter(longer)
+    return len(shorter) < len(longer) and all(any(size == s for s in it) for size in shorter)
+
+
+def shape_idea(answer: tuple, shape: tuple) -> str | None:
+    """The idea behind a wrong predicted shape, relative to the right one, in words that state no size (they
+    complete "your shape ..."); None when no idea fits.
+
+    >>> shape_idea((5, 7), (5, 7, 8))
+    'keeps an axis that this step sums over or takes away'
+    """
+    answer, shape = tuple(answer), tuple(shape)
+    if shape == answer:
+        return None
+    if sorted(shape) == sorted(answer):
+        return "has the right axes in another order: which axis comes where?"
+    if _drops_to(shape, answer):
+        return "keeps an axis that this step sums over or takes away"
+    if _drops_to(answer, shape):
+        return "leaves out an axis that this step carries through (an axis in front, or one it adds)"
+    for i in range(len(answer) - 1):
+        merged = (*answer[:i], answer[i] * answer[i + 1], *answer[i + 2 :])
+        if shape == merged:
+            return "merges two axes into one where this step keeps them apart"
+    for i in range(len(shape) - 1):
+        if answer == (*shape[:i], shape[i] * shape[i + 1], *shape[i + 2 :]):
+            return "splits one axis in two where this step keeps it whole"
+    if len(shape) == len(answer) and sum(a != b for a, b in zip(answer, shape, strict=True)) == 1:
+        return "has one axis of another size: which input, and which of its axes, does that axis come from?"
+    return None
 
 
 def _judge_number(prediction, value):

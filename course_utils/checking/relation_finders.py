@@ -305,7 +305,7 @@ def findings(exercise, args, expected, got, *, steps=()) -> list[Finding]:
             name = names[i] if names else f"result[{i}]"
             if not item_differs(e, g, atol, rtol):
                 continue  # a right output relates to nothing: its axes of size 1 "permuted" are no mistake
-            found = findings(exercise, args, e, g, steps=steps)
+            found = findings(exercise, args, e, g, steps=steps) or observations.zero_gradient(name, e, g, Finding)
             unexplained = unexplained or (not found and item_differs(e, g, atol, rtol))
             single = getattr(as_numeric(e), "size", 0) < 2  # one number: a relation on it may be a coincidence
             out += [Finding(f"{name}:{f.key}", f"(your {name}) {f.words}", f.misconception, single) for f in found]
@@ -368,7 +368,7 @@ def _observed(e, g, args, names, atol, rtol) -> list:
     arrays = []
     for name, arg in zip(names, args, strict=False):
         a = as_numeric(arg)
-        if a is not None and a.dtype.kind in "iuf" and a.ndim >= 1:
+        if a is not None and a.dtype.kind in "biuf" and a.ndim >= 1:
             arrays.append((name, a))
     return [Finding(key, words) for key, words in observations.observe(e, g, arrays, atol, rtol)]
 

@@ -122,7 +122,7 @@ def is_generic(key: str) -> bool:
     return key.split(":")[-1] in GENERIC and (key in GENERIC or key.rsplit(":", 1)[0].count(":") == 0)
 
 
-_WEAK = ("weight_sums:", "region:", "scrambled", "rescaled_rows_and_columns", "shift_per_slice:", "zeros:")
+_WEAK = ("weight_sums:", "region:", "scrambled", "rescaled_rows_and_columns", "shift_per_slice:", "zeros:", "masks:")
 """Observations that say what an output does rather than which step made it: named after every specific
 relation and every mutation (a key is ``name:...`` or, for an output of a tuple, ``output:name:...``)."""
 

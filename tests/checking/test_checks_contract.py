@@ -558,3 +558,18 @@ def test_an_answer_that_rebinds_the_engines_own_guards_is_still_refused(capsys):
     out = _line(capsys)
     assert (engine.output_problem, engine._tampered, integrity.replaced) == originals  # put back
     assert out.startswith("❌") and "replaced" in out and "engine.output_problem" in out, out
+
+
+def test_an_index_where_a_label_is_promised_is_a_broken_promise():
+    from course_utils.checking import contract, registry
+
+    assert contract.breach(["k4", "k1"], [4, 1]) == (
+        "result[0]: must be a str (a label or a name), as the course's is, but your function returned int 4"
+    )
+    assert contract.breach(["k4"], [np.str_("k4")]) is None  # NumPy's str is a str
+
+    def strongest_key(weights, query_labels, key_labels):
+        return [int(i) for i in np.argmax(weights, axis=-1)]  # the positions, not the keys' labels
+
+    verdict = engine.judge(registry.get("01.strongest_key"), strongest_key)
+    assert verdict.status == "wrong" and verdict.relation == "contract", verdict

@@ -168,7 +168,7 @@ def test_every_misconception_has_a_nudge_that_asks():
         ("00.scores_shape", ..., "✍️ Write your prediction first"),
         ("00.scores_shape", (5, 7), "✅ Right: (5, 7)"),
         ("00.scores_shape", (7, 5), "❌ (7, 5) is the transpose"),
-        ("00.scores_shape", (5, 7, 8), "❌ Not quite: which axes does this step keep? Think again"),
+        ("00.scores_shape", (5, 7, 8), "❌ Not quite: your shape keeps an axis that this step sums over"),
         ("00.scores_shape", "5x7", "❓ A shape is a tuple of ints"),
         ("01.score_variance_d64", 8, "❌ 8 is the standard deviation, not the variance: think about how"),
         ("01.score_variance_d64", 62, "✅ Right: 64"),
@@ -184,7 +184,7 @@ def test_every_misconception_has_a_nudge_that_asks():
         ("03.parameters_d512", 1_050_624, "✅ Right: 1,050,624"),
         ("03.parameters_d512", 1_050_000, "❌ Not quite. Think again about every matrix and every bias"),
         ("03.split_shape", (2, 5, 2, 4), "❌ (2, 5, 2, 4) is the features cut into heads with the heads still behind"),
-        ("03.split_shape", (2, 4, 5, 2), "❌ Not quite: which axis comes where?"),
+        ("03.split_shape", (2, 4, 5, 2), "❌ Not quite: your shape has the right axes in another order: which axis"),
         ("02.causal_true_count", 10, "❌ 10 is the count without the diagonal"),
         ("02.causal_true_count", 14, "❌ Not quite. Think again"),  # never a distance: not even "off by 1"
         ("01.tutorial_head3_column", 1, "❌ 1 is the query's own column"),

@@ -90,9 +90,10 @@ def test_right_except_at_one_end_or_only_on_the_first_slice():
 def test_weights_that_do_not_sum_to_one():
     w = _softmax(RNG.standard_normal((3, 4)))
     found = obs.weight_sums(w, 2 * w)
-    assert _keys(found) == ["weight_sums:constant"] and "sum to 2 along the keys, not 1" in found[0][1]
+    assert _keys(found) == ["weight_sums:not_normalised"] and "along the keys are not 1" in found[0][1]
     assert _keys(obs.weight_sums(w, w - 0.5)) == ["weight_sums:negative"]
-    assert _keys(obs.weight_sums(w, w * RNG.uniform(1, 2, (3, 1)))) == ["weight_sums:varies"]
+    # one number per case or one per slice: the same key, so one name can explain every failing case
+    assert _keys(obs.weight_sums(w, w * RNG.uniform(1, 2, (3, 1)))) == ["weight_sums:not_normalised"]
     assert obs.weight_sums(w, np.roll(w, 1, axis=-1)) == []  # still weights: nothing to say about the sums
 
 
@@ -197,3 +198,156 @@ def test_axes_of_size_one_dropped_or_added():
     x = RNG.standard_normal((3, 5))
     assert _keys(obs.size_one_axes(x, x[:, None, :])) == ["size_one_axes:added"]
     assert obs.size_one_axes(x, x.T[:, None, :]) == []  # other values in the places: not just axes of size 1
+
+
+# ---- round 4: weights judged along the axis they are normalised over, a mask's forbidden keys, a cut gradient
+
+
+def test_weight_sums_are_judged_along_the_axis_the_right_weights_are_normalised_over():
+    x = RNG.standard_normal((3, 4))
+    down = _softmax(x, 0)  # weights down the columns (softmax_along(x, axis=0))
+    by_max = np.exp(x - x.max(0)) / np.exp(x - x.max(0)).max(0)  # divided by the largest exp, not the sum
+    found = obs.weight_sums(down, by_max)
+    assert _keys(found) == ["weight_sums:not_normalised"] and "along axis -2" in found[0][1]
+    assert obs.normalised_axis(down) == 0 and obs.normalised_axis(_softmax(x)) == 1
+    # one row of zeros (every key masked) still leaves the axis the weights are normalised over
+    masked = np.vstack([_softmax(x)[:2], np.zeros((1, 4))])
+    assert obs.normalised_axis(masked) == 1
+    found = obs.weight_sums(_softmax(x), _softmax(x, 0))
+    assert _keys(found) == ["weight_sums:other_axis", "weight_sums:not_normalised"] and "wrong axis" in found[0][1]
+    # a case normalised over another axis and a case whose masked weights then sum to less: one name for both
+    masked = _softmax(x, 0) * (RNG.uniform(size=(3, 4)) > 0.3)
+    triples = [
+        Triple("case 1 of 2", (x,), _softmax(x), _softmax(x, 0)),
+        Triple("case 2 of 2", (x,), _softmax(x), masked),
+    ]
+    found = explain(registry.get("01.softmax_along"), triples)
+    assert found.named and found.key == "weight_sums:not_normalised" and "are not 1" in found.sentence
+
+
+def test_weights_that_are_a_straight_line_of_the_scores_are_normalised_without_the_exponential():
+    x = RNG.standard_normal((3, 5)) * 4
+    shifted = x - x.min(-1, keepdims=True) + 1e-9
+    found = obs.normalised_without_exp(_softmax(x), shifted / shifted.sum(-1, keepdims=True), [("x", x)])
+    assert _keys(found) == ["normalised_without_exp"] and "`x`" in found[0][1]
+    assert obs.normalised_without_exp(_softmax(x), _softmax(2 * x), [("x", x)]) == []  # a temperature: no line
+    two = RNG.standard_normal((3, 2))  # two keys: any two numbers lie on a line, so nothing is said
+    assert obs.normalised_without_exp(_softmax(two), two / two.sum(-1, keepdims=True), [("x", two)]) == []
+
+
+def test_weight_on_keys_the_mask_forbids():
+    scores = RNG.standard_normal((2, 3, 5))
+    mask = np.array([[True, True, True, False, False], [True] * 5])[:, None, :]  # (batch, 1, k_len)
+    right = _softmax(np.where(mask, scores, -np.inf))
+    filled_with_zero = _softmax(np.where(mask, scores, 0.0))  # the forbidden keys keep exp(0)
+    found = obs.forbidden_weight(right, filled_with_zero, [("mask", mask)])
+    assert _keys(found) == ["zeros:weight_on_masked_keys"] and "`mask` forbids" in found[0][1]
+    assert obs.forbidden_weight(right, _softmax(np.where(mask, 2 * scores, -np.inf)), [("mask", mask)]) == []
+    assert obs.forbidden_weight(right, filled_with_zero, []) == []  # no mask among the arguments: nothing said
+    # the engine hands a boolean argument to the observations too
+    ex = registry.get("02.masked_softmax")
+    assert "weights:zeros:weight_on_masked_keys" in [
+        f.key
+        for f in findings(
+            ex,
+            (scores, mask, np.ones_like(scores)),
+            (right, np.zeros_like(scores)),
+            (filled_with_zero, np.zeros_like(scores)),
+        )
+    ]
+
+
+def test_a_gradient_of_zeros_is_named_and_other_zeros_are_not():
+    right = RNG.standard_normal((2, 3))
+    assert _keys(obs.zero_gradient("query gradient", right, np.zeros((2, 3)))) == ["zeros:no_gradient"]
+    assert obs.zero_gradient("weights", right, np.zeros((2, 3))) == []  # zeros that are no gradient relate to all
+    assert obs.zero_gradient("gradient", right, right) == []
+
+
+def test_the_check_names_these_observations_on_every_failing_case():
+    import torch
+
+    from course_utils.checking import engine
+
+    def by_largest(x, axis=-1):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.max(axis=axis, keepdims=True)
+
+    def straight_line(x, axis=-1):
+        z = x - x.min(axis=axis, keepdims=True) + 1e-9
+        return z / z.sum(axis=axis, keepdims=True)
+
+    def filled_with_zero(scores, mask):
+        return torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1)
+
+    def without_gradient(scores, mask):
+        with torch.no_grad():
+            has_key = mask.any(dim=-1, keepdim=True)
+            return torch.softmax(scores.masked_fill(~mask, float("-inf")).masked_fill(~has_key, 0.0), -1) * has_key
+
+    for exercise_id, answer, key in [
+        ("01.softmax_along", by_largest, "weight_sums:not_normalised"),
+        ("01.softmax_along", straight_line, "normalised_without_exp"),
+        ("02.masked_softmax", filled_with_zero, "weights:zeros:weight_on_masked_keys"),
+        ("02.masked_softmax", without_gradient, "gradient:zeros:no_gradient"),
+    ]:
+        verdict = engine.judge(registry.get(exercise_id), answer)
+        assert verdict.status == "wrong" and verdict.relation == key, (answer.__name__, verdict)
+
+
+def test_every_batch_item_paired_with_every_other():
+    q, k = RNG.standard_normal((2, 3, 4, 6)), RNG.standard_normal((2, 3, 5, 6))
+    right = q @ np.swapaxes(k, -1, -2)  # (2, 3, 4, 5)
+    by_dot = np.dot(q, np.swapaxes(k, -1, -2))  # (2, 3, 4, 2, 3, 5): every batch item met every other
+    assert _keys(obs.paired_items(right, by_dot)) == ["extra_axis:items_paired"]
+    one_batch = np.dot(q[0], np.swapaxes(k[0], -1, -2))  # (3, 4, 3, 5)
+    assert _keys(obs.paired_items(right[0], one_batch)) == ["extra_axis:items_paired"]
+    assert obs.paired_items(right, np.stack([right, right], axis=1)) == []  # the right values twice: no pairing
+
+
+def test_an_axis_repeated_where_it_must_keep_size_one_and_a_size_read_off_the_data():
+    mask = RNG.standard_normal((3, 1, 4, 4)) > 0
+    found = obs.repeated_size_one(mask, np.broadcast_to(mask, (3, 8, 4, 4)))
+    assert _keys(found) == ["shape:repeated_size_one_axis"] and "axis -3" in found[0][1]
+    assert obs.repeated_size_one(mask, np.ones((3, 8, 4, 4), dtype=bool)) == []  # not the right values repeated
+    lengths = np.array([3, 1])
+    found = obs.size_from_values(np.ones((2, 4), dtype=bool), np.ones((2, 3), dtype=bool), [("lengths", lengths)])
+    assert _keys(found) == ["shape:size_from_largest_value"] and "`lengths`" in found[0][1]
+    assert obs.size_from_values(np.ones((2, 4)), np.ones((2, 5)), [("lengths", lengths)]) == []
+    # the check names it: a padding mask as wide as the longest sequence, not as max_len
+    import torch
+
+    from course_utils.checking import engine
+
+    def padding_mask(lengths, max_len, side="right"):
+        lengths = torch.as_tensor(lengths)
+        positions = torch.arange(int(lengths.max()))[None, :]
+        if side == "left":
+            return positions >= int(lengths.max()) - lengths[:, None]
+        return positions < lengths[:, None]
+
+    verdict = engine.judge(registry.get("02.padding_mask"), padding_mask)
+    assert verdict.relation == "shape:size_from_largest_value", verdict
+
+
+def test_a_mask_wrong_on_one_side_only():
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    assert _keys(obs.one_sided(causal, np.ones((4, 4), dtype=bool))) == ["masks:too_permissive"]
+    assert _keys(obs.one_sided(causal, np.tril(causal, -1))) == ["masks:too_strict"]
+    assert obs.one_sided(causal, causal.T) == []  # wrong on both sides: nothing said
+    ex = registry.get("02.cached_causal_mask")
+    keys = [f.key for f in findings(ex, (4, 4), causal, np.tril(causal, -1))]
+    assert keys.index("masks:too_strict") > keys.index("diagonal:-1")  # a relation that says which step comes first
+    from course_utils.checking.relation_basics import Finding
+
+    holes = causal.copy()
+    holes[2, 1] = False  # no step of a causal mask makes this: only what it does is left to say
+    triples = [Triple("case 1 of 1", (4, 4), causal, holes)]
+    assert explain(ex, triples).key == "masks:too_strict"
+    mutant = explain(ex, triples, extra=lambda t: [Finding("mutant:mask:dropped", "the reference without its mask")])
+    assert mutant.key == "mutant:mask:dropped"  # weak: named only when nothing more specific explains every case
+
+
+def test_a_size_is_never_read_off_token_ids():
+    src = np.array([[3, 7, 1], [2, 5, 4]])  # token ids: their largest (7) equals a size only by chance
+    assert obs.size_from_values(np.ones((2, 6)), np.ones((2, 7)), [("src", src)]) == []

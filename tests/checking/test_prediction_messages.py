@@ -105,3 +105,19 @@ def test_a_wrong_number_is_too_high_or_low_only_when_its_magnitude_is_the_point(
     assert judge_prediction(loud, 6400).message.startswith("❌ Too high. Think again about the growth")
     assert judge_prediction(loud, 6).message.startswith("❌ Too low.")
     assert Fraction(64) and "%" not in judge_prediction(plain, 32).message
+
+
+def test_a_wrong_shape_is_answered_with_the_idea_it_reveals_and_no_size():
+    from course_utils.checking.predictions import shape_idea
+
+    assert "keeps an axis" in shape_idea((5, 7), (5, 7, 8))  # the summed axis kept
+    assert "leaves out an axis" in shape_idea((2, 4, 6), (4, 6))  # the batch axis dropped
+    assert "merges two axes" in shape_idea((2, 2, 5, 4), (4, 5, 4))  # batch and heads merged
+    assert "splits one axis" in shape_idea((2, 5, 8), (2, 5, 2, 4))
+    assert "another order" in shape_idea((2, 2, 5, 4), (2, 2, 4, 5))
+    assert "one axis of another size" in shape_idea((2, 3, 8), (2, 3, 4))
+    assert shape_idea((2, 3, 8), (9, 9)) is None
+    p = registry.Prediction("99.shape", "?", "shape", (5, 7))
+    verdict = judge_prediction(p, (5, 7, 8))
+    assert verdict.status == "wrong" and "keeps an axis that this step sums over" in verdict.message
+    assert not leaks(p, (5, 7, 8), verdict.message)
