@@ -43,6 +43,9 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import record_checks  # noqa: E402  (scripts/record_checks.py, beside this file)
+
 __all__ = ["REPO", "build_tree", "commit_tree", "main", "pull_link"]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -115,6 +118,7 @@ def build_tree(out: Path, repo: Path = REPO) -> list[str]:
         private.unlink(missing_ok=True)
     shutil.copytree(repo / "course_utils", lessons / "course_utils", ignore=_IGNORE)
     shutil.copytree(repo / "data", lessons / "data", ignore=_IGNORE)
+    record_checks.publish(lessons / "course_utils")  # the lessons' exercises modules become recorded data (issue 29)
     shutil.copy2(repo / "requirements.txt", out / "requirements.txt")
     (out / "binder").mkdir()
     (out / "binder" / "environment.yml").write_text(_ENVIRONMENT, encoding="utf-8")
