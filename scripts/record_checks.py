@@ -38,11 +38,11 @@ The published student edition holds no code that computes an answer: the checks 
 outputs and derived mistakes in ``data/checks/lesson_{lesson}.json`` and ``.npz`` (sha256 in ``SHA256SUMS``).
 """
 
-from course_utils.checking import recorded
+from course_utils.checking import recorded_exercises
 
-__all__ = ["EXERCISES", "PREDICTIONS"]
-
-EXERCISES, PREDICTIONS = recorded.lesson("{lesson}")
+EXERCISES, PREDICTIONS = recorded_exercises.lesson("{lesson}")
+globals().update(recorded_exercises.exports("{lesson}", EXERCISES))  # the bug zoo's buggy versions, as data
+__all__ = ["EXERCISES", "PREDICTIONS", *recorded_exercises.exports("{lesson}", EXERCISES)]
 '''
 
 
@@ -52,20 +52,20 @@ def _quiet(fn, *args):
 
 
 def _record_exercise(book, exercise) -> None:
-    from course_utils.checking import engine, extra_checks, mutations, naming, recorded, relations, traces
+    from course_utils.checking import engine, extra_checks, mutations, naming, recorded_exercises, relations, traces
     from course_utils.checking.preparing import call, prepare
     from course_utils.checking.recorded_values import Unrecordable
     from course_utils.checking.runner import course_defaults, own_codes, seeded
 
     try:
-        table = recorded.exercise_data(exercise)
+        table = recorded_exercises.exercise_data(exercise)
     except Unrecordable as exc:
         book.dropped[exercise.id] = str(exc)
         return
     book.tables[exercise.id] = table
-    changes = {"make_cases": recorded.Recording(exercise.make_cases, table, book, "make_cases")}
+    changes = {"make_cases": recorded_exercises.Recording(exercise.make_cases, table, book, "make_cases")}
     if exercise.fresh is not None:
-        changes["fresh"] = recorded.Recording(exercise.fresh, table, book, "fresh")
+        changes["fresh"] = recorded_exercises.Recording(exercise.fresh, table, book, "fresh")
     live = dataclasses.replace(exercise, **changes)
     try:
         prepared = prepare(live)
@@ -101,18 +101,58 @@ def _record_exercise(book, exercise) -> None:
         book.dropped.setdefault(exercise.id, "its cases hold values the data cannot store")
 
 
-def record_lessons(out: Path, lessons=LESSONS) -> dict:
-    """Record ``lessons`` into ``out``; return ``{lesson: (recorded ids, {left-out id: why})}``."""
-    from course_utils.checking import recorded, registry
+def _exports(lesson, book) -> dict:
+    """Public names of the lesson's exercises module that are a recorded exercise's buggy version."""
+    import importlib
+
+    from course_utils.checking import registry
+
+    module = importlib.import_module(f"course_utils.lessons.lesson_{lesson}.exercises")
+    found = {}
+    for name in getattr(module, "__all__", ()) or [n for n in vars(module) if not n.startswith("_")]:
+        value = getattr(module, name, None)
+        for exercise in registry.for_lesson(lesson):
+            if exercise.id not in book.tables or exercise.id in book.dropped:
+                continue
+            for mid, buggy in exercise.buggy.items():
+                if value is buggy:
+                    found[name] = [exercise.id, mid]
+    return found
+
+
+def _left_out(lesson) -> dict:
+    """``{exercise id: why}`` for the exercises of ``lesson`` the data cannot hold, found without running a check
+    (their words and settings, and their cases, as data)."""
+    from course_utils.checking import recorded_exercises, registry
+    from course_utils.checking.recorded_values import Unrecordable, encode
+
+    found = {}
+    for exercise in registry.for_lesson(lesson):
+        try:
+            recorded_exercises.exercise_data(exercise)
+            encode(list(exercise.make_cases()), [])
+        except Unrecordable as exc:
+            found[exercise.id] = str(exc)
+    return found
+
+
+def record_lessons(out: Path, lessons=LESSONS, *, whole_only: bool = False) -> dict:
+    """Record ``lessons`` into ``out``; return ``{lesson: (recorded ids, {left-out id: why})}``.
+
+    With ``whole_only``, a lesson with an exercise the data cannot hold is not recorded at all (its module stays)."""
+    from course_utils.checking import recorded, recorded_exercises, recorded_files, registry
 
     found = {}
     for lesson in lessons:
+        if whole_only and (dropped := _left_out(lesson)):
+            found[lesson] = ([], dropped)
+            continue
         book = recorded.Book()
         with recorded.recording(book):
             for exercise in registry.for_lesson(lesson):
                 _record_exercise(book, exercise)
-        predictions = [recorded.prediction_data(p) for p in registry.predictions_for_lesson(lesson)]
-        recorded.save(out, lesson, book, predictions)
+        predictions = [recorded_exercises.prediction_data(p) for p in registry.predictions_for_lesson(lesson)]
+        recorded_files.save(out, lesson, book, predictions, _exports(lesson, book))
         found[lesson] = ([i for i in book.tables if i not in book.dropped], dict(book.dropped))
     return found
 
@@ -128,7 +168,8 @@ def publish(package: Path, lessons=LESSONS) -> dict:
     import subprocess
 
     out = Path(package).parent / "data" / "checks"
-    command = [sys.executable, str(Path(__file__).resolve()), "--out", str(out), "--json", "--lessons", *lessons]
+    command = [sys.executable, str(Path(__file__).resolve()), "--out", str(out), "--json", "--whole", "--lessons"]
+    command += list(lessons)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": str(REPO)}
     result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
     if result.returncode != 0:
@@ -140,7 +181,44 @@ def publish(package: Path, lessons=LESSONS) -> dict:
         (Path(package) / "lessons" / f"lesson_{lesson}" / "exercises.py").write_text(
             _LOADER.format(lesson=lesson), encoding="utf-8"
         )
+        notebooks = sorted(Path(package).parent.glob(f"{lesson}_*.ipynb"))
+        if notebooks:
+            record_lesson_calls(notebooks[0], out, lesson)
     return found
+
+
+def record_lesson_calls(notebook: Path, out: Path, lesson: str, timeout_s: int = 300) -> None:
+    """Run the untouched student edition ``notebook`` on the repository's package, recording each call its cells
+    make of what a check hands back (the course's answer): the published edition answers them from data, so it
+    runs top to bottom untouched as the repository's does."""
+    import tempfile
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    first = (
+        "from course_utils.checking import recorded as _recorded, recorded_files as _files\n_recorded.record_handed()"
+    )
+    last = f"_files.save_handed({str(out)!r}, {lesson!r})"
+    nb.cells = [nbformat.v4.new_code_cell(first), *nb.cells, nbformat.v4.new_code_cell(last)]
+    env = {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        with tempfile.TemporaryDirectory() as work:  # outside the edition: the kernel imports the repository's package
+            client = NotebookClient(
+                nb, timeout=timeout_s, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": work}}
+            )
+            client.execute()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    if not (Path(out) / f"lesson_{lesson}_handed.json").is_file():
+        raise RuntimeError(f"recording the lesson calls of {notebook.name} wrote nothing into {out}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,11 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the folder to write lesson_NN.json/.npz into")
     parser.add_argument("--lessons", nargs="+", default=list(LESSONS), help="two-digit lessons (default: NumPy ones)")
     parser.add_argument("--json", action="store_true", help="print what was recorded as one JSON line")
+    parser.add_argument("--whole", action="store_true", help="skip a lesson with an exercise the data cannot hold")
     args = parser.parse_args(argv)
     for lesson in args.lessons:
         if len(lesson) != 2 or not lesson.isdigit():
             parser.error(f"--lessons: expected two-digit lessons like 01 but got {lesson!r}")
-    found = record_lessons(args.out, args.lessons)
+    found = record_lessons(args.out, args.lessons, whole_only=args.whole)
     if args.json:
         import json
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import importlib
+import inspect
 import json
 import math
 import sys
@@ -28,7 +29,7 @@ import numpy as np
 
 from course_utils.checking.model import Case
 
-__all__ = ["Unrecordable", "encode", "decode", "digest", "exception_type"]
+__all__ = ["Unrecordable", "encode", "decode", "digest", "exception_type", "function_name", "resolve"]
 
 
 class Unrecordable(TypeError):
@@ -47,7 +48,7 @@ def _is_tensor(value) -> bool:
 def _plain_array(value) -> np.ndarray:
     if value.dtype.hasobject:
         raise Unrecordable(f"an array of Python objects (dtype {value.dtype}) cannot be stored as data")
-    return np.ascontiguousarray(value)
+    return np.array(value, copy=True, order="C")  # not ascontiguousarray: it makes a 0-d array 1-d
 
 
 def encode(value, arrays: list):
@@ -86,7 +87,34 @@ def encode(value, arrays: list):
         return {"t": len(arrays) - 1, "grad": bool(value.requires_grad)}
     if isinstance(value, type) and issubclass(value, BaseException):
         return {"E": f"{value.__module__}:{value.__qualname__}"}
+    if inspect.isfunction(value):
+        return {"fn": function_name(value)}
     raise Unrecordable(f"a value of type {type(value).__module__}.{type(value).__qualname__} is not stored as data")
+
+
+def function_name(fn) -> str:
+    """``"module:qualname"`` of a course function a case hands in (an attention function to test), stored by its
+    name: it must be importable by that name from a module the published edition keeps (never an exercises
+    module, which the data replaces)."""
+    module, qualname = getattr(fn, "__module__", "") or "", fn.__qualname__
+    if "<" in qualname or not module.startswith("course_utils.") or module.endswith(".exercises"):
+        raise Unrecordable(f"the function {module}.{qualname} is not stored as data (only by name, from a kept module)")
+    try:
+        found = resolve(f"{module}:{qualname}")
+    except (ImportError, AttributeError):
+        found = None
+    if found is not fn:
+        raise Unrecordable(f"the function {module}.{qualname} cannot be found again by its name")
+    return f"{module}:{qualname}"
+
+
+def resolve(name: str):
+    """The object ``"module:qualname"`` names (an import, then attributes)."""
+    module, _, qualname = name.partition(":")
+    found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def exception_type(name: str) -> type:
@@ -134,6 +162,8 @@ def decode(data, arrays):
         return tensor.requires_grad_(True) if data.get("grad") else tensor
     if tag == "E":
         return exception_type(body)
+    if tag == "fn":
+        return resolve(body)
     raise ValueError(f"data: expected a value written by recorded_values.encode but got the tag {tag!r}")
 
 
@@ -143,7 +173,7 @@ def _feed(h, value) -> None:
         if _is_tensor(value):
             grad = f"grad={bool(value.requires_grad)}"
             value = value.detach().cpu().numpy()
-        array = np.ascontiguousarray(np.asarray(value))
+        array = np.array(np.asarray(value), order="C")  # a copy; 0-d stays 0-d
         if array.dtype.hasobject:
             raise Unrecordable(f"an array of Python objects (dtype {array.dtype}) has no digest")
         h.update(f"<array {array.dtype.str} {array.shape} {grad}>".encode())
@@ -167,6 +197,9 @@ def _feed(h, value) -> None:
         return
     if value is None or isinstance(value, (bool, int, float, str)):
         h.update(f"<{type(value).__name__} {value!r}>".encode())
+        return
+    if inspect.isfunction(value):
+        h.update(f"<function {function_name(value)}>".encode())
         return
     raise Unrecordable(f"a value of type {type(value).__module__}.{type(value).__qualname__} has no digest")
 
