@@ -95,3 +95,25 @@ def test_a_changed_file_is_refused_naming_both_digests(tmp_path):
     (tmp_path / "SHA256SUMS").unlink()
     with pytest.raises(FileNotFoundError, match="no SHA256SUMS"):
         recorded_files.load(tmp_path, "00")
+
+
+def test_a_check_whose_data_lacks_a_call_says_so_instead_of_raising():
+    from course_utils.checking import engine
+
+    def judge():
+        raise recorded.NotRecorded("no recorded result for this input")
+
+    verdict = recorded.guarded(judge, engine.Verdict)
+    assert (
+        verdict.status == "crashed"
+        and verdict.detail == "the check could not finish: no recorded result for this input"
+    )
+
+
+def test_with_nothing_recorded_or_replayed_a_call_runs_the_code_itself():
+    from course_utils.checking import registry
+
+    exercise = registry.get("00.dot_scores")
+    ran = []
+    assert recorded.routed(exercise, exercise.reference, (), None, lambda into: ran.append(into) or "ran") == "ran"
+    assert ran == [None] and not recorded.replaying("00.dot_scores")
