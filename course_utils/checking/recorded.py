@@ -27,8 +27,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
+import importlib
 import inspect
 import json
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -144,9 +146,21 @@ def _changed(args, after, arrays) -> dict:
     return found
 
 
+def _logs(args) -> list:
+    """The logs the arguments carry (``constraints.Logged`` arrays write each product they take part in)."""
+    found = []
+    for a in args:
+        log = getattr(a, "log", None) if isinstance(a, np.ndarray) else None
+        if isinstance(log, list) and all(log is not f for f in found):
+            found.append(log)
+    return found
+
+
 def _record(table, book, key, args, copies, run):
     into = [] if copies is None else copies
     before = len(into)
+    logs = _logs(args)
+    sizes = [len(log) for log in logs]
     try:
         out = run(into)
     except Exception as exc:
@@ -158,6 +172,8 @@ def _record(table, book, key, args, copies, run):
         entry = {"ok": encode(out, arrays)}
         if len(into) > before:
             entry["changed"] = _changed(args, into[before], arrays)
+        if logs:  # what the call wrote into its arguments' logs, written again when replayed
+            entry["logs"] = [encode(log[n:], arrays) for log, n in zip(logs, sizes, strict=True)]
         entry = store(book, entry, arrays)
     if entry:
         table["calls"][key] = entry
@@ -197,6 +213,8 @@ def _replayed(exercise_id, key, args, copies, words):
         for i, value in entry.get("changed", {}).items():
             _put(made[int(i)], decode(value, arrays))
         copies.append(made)
+    for log, written in zip(_logs(args), entry.get("logs", ()), strict=False):
+        log.extend(decode(written, arrays))
     if "raised" in entry:
         raise _exception(entry["raised"])
     return decode(entry["ok"], arrays)
@@ -324,6 +342,22 @@ class _CodeNames(set):
         return super().__contains__(code) or (hasattr(code, "co_qualname") and tuple(_code_name(code)) in self.names)
 
 
+def _import_touched(names) -> None:
+    """Import the modules the reference went through when it was recorded: a catalogue patch acts only on a module
+    already imported, and the replayed reference imports nothing."""
+    for path, _ in names:
+        if path.startswith("course_utils/") and not path.startswith("course_utils/checking/"):
+            module = path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+        elif path.startswith("site-packages/") and path.count("/") >= 2:
+            module = path.split("/")[1]
+        else:
+            continue
+        if module.endswith(".exercises") or module in sys.modules:
+            continue
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
+
+
 def prepared(exercise, found):
     """The hook at the end of ``preparing.prepare``: record which functions the reference went through, or put
     back, when replaying, what it went through when it was recorded. Returns ``found``."""
@@ -334,6 +368,7 @@ def prepared(exercise, found):
         table["names"] = sorted(n for n in found.names if isinstance(n, str))
     elif exercise.id in _REPLAY:
         table, _ = _REPLAY[exercise.id]
+        _import_touched(table.get("codes", ()))
         found.codes = _CodeNames(table.get("codes", ()), found.codes)
         found.names = set(found.names) | set(table.get("names", ()))
     return found
