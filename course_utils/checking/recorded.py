@@ -150,7 +150,8 @@ def _logs(args) -> list:
     """The logs the arguments carry (``constraints.Logged`` arrays write each product they take part in)."""
     found = []
     for a in args:
-        log = getattr(a, "log", None) if isinstance(a, np.ndarray) else None
+        # constraints.Logged keeps its log as ``_log`` (read here by attribute, nothing imported)
+        log = getattr(a, "_log", None) if isinstance(a, np.ndarray) and type(a) is not np.ndarray else None
         if isinstance(log, list) and all(log is not f for f in found):
             found.append(log)
     return found
@@ -175,7 +176,11 @@ def _record(table, book, key, args, copies, run):
         if logs:  # what the call wrote into its arguments' logs, written again when replayed
             entry["logs"] = [encode(log[n:], arrays) for log, n in zip(logs, sizes, strict=True)]
         entry = store(book, entry, arrays)
-    if entry:
+    old = table["calls"].get(key)
+    if entry and old is not None and "ok" in old:  # the same call again (another check's path): keep the first,
+        if "logs" in entry and "logs" not in old:  # with the logs a later call's arguments carried
+            old["logs"] = entry["logs"]
+    elif entry:
         table["calls"][key] = entry
     return out
 
