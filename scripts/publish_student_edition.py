@@ -43,7 +43,9 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
-import edition_withhold  # scripts/edition_withhold.py, beside this file
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import edition_withhold  # noqa: E402  (scripts/edition_withhold.py, beside this file)
+import record_checks  # noqa: E402  (scripts/record_checks.py, beside this file)
 
 __all__ = ["REPO", "build_tree", "commit_tree", "main", "pull_link"]
 
@@ -120,9 +122,10 @@ def build_tree(out: Path, repo: Path = REPO, *, as_of=None, course_file=None) ->
     for private in [*lessons.glob(".*.json"), lessons / ".workspace.lock"]:
         private.unlink(missing_ok=True)
     shutil.copytree(repo / "course_utils", lessons / "course_utils", ignore=_IGNORE)
-    if as_of is not None:  # the library's answers of lessons not yet due (issue 29)
-        edition_withhold.withhold(lessons, repo, as_of, course_file)
     shutil.copytree(repo / "data", lessons / "data", ignore=_IGNORE)
+    record_checks.publish(lessons / "course_utils")  # the lessons' exercises modules become recorded data (issue 29)
+    if as_of is not None:  # the library's answers of lessons not yet due (issue 29), after the recording
+        edition_withhold.withhold(lessons, repo, as_of, course_file)
     shutil.copy2(repo / "requirements.txt", out / "requirements.txt")
     (out / "binder").mkdir()
     (out / "binder" / "environment.yml").write_text(_ENVIRONMENT, encoding="utf-8")

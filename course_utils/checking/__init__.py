@@ -36,6 +36,10 @@ exercises, predictions and experiments) is :mod:`course_utils.lessons`. The map:
   ``options.py`` (The options a case passes, exercised the other way too);
   ``relation_basics.py`` (What every relation finder shares);
   ``shape_observations.py``, ``weight_observations.py`` (parts of ``observations.py``: shapes; weights and masks).
+- The published student edition checks from data, not code (issue 29): ``recorded.py`` (the hooks that record
+  and replay each call of the course's code), ``recorded_values.py`` (values as JSON and arrays, the digest of an
+  input), ``recorded_files.py`` (the sha256-checked files), ``recorded_exercises.py`` (an exercise's words as data,
+  replayed); ``scripts/record_checks.py`` writes them.
 - ``cases.py``: tools for lesson authors (distinct sizes, large scores, padding, counting drivers).
 - ``audit.py``: ``python -m course_utils.checking.audit [--markdown]``, the per-exercise checker audit.
 
@@ -79,6 +83,10 @@ __all__ = [
     "prediction_leaks",
     "predictions",
     "preparing",
+    "recorded",
+    "recorded_exercises",
+    "recorded_files",
+    "recorded_values",
     "registry",
     "relation_basics",
     "relation_finders",

@@ -479,6 +479,7 @@ for _name in (
     "handed_back",
     "gradients",
     "constraints",
+    "recorded",  # the published edition's look-ups (issue 29): an answer cannot rebind them either
     *extra_checks.WATCHED,
 ):
     integrity.watch(sys.modules[f"course_utils.checking.{_name}"])

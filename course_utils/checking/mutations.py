@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from course_utils.checking import recorded
 from course_utils.checking.compare import compare
 from course_utils.checking.mutation_sites import twin_sites
 from course_utils.checking.relation_basics import Finding
@@ -568,7 +569,7 @@ def finder(exercise, run, touched_codes=()):
     def extra(triple):
         found = []
         if "list" not in cache:
-            cache["list"] = mutants(exercise.reference, touched_codes)
+            cache["list"] = recorded.mutant_list(exercise, lambda: mutants(exercise.reference, touched_codes), Mutant)
         for mutant in cache["list"]:
             try:
                 with np.errstate(all="ignore"):

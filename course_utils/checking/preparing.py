@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from course_utils.checking import (
     patches,
+    recorded,
 )
 from course_utils.checking.model import Case
 from course_utils.checking.runner import (
@@ -52,6 +53,10 @@ def call(exercise, answer, args, *, as_given: bool = False, copies: list | None 
     With ``as_given`` the modules of the copy are marked as handed in (patches do not act inside them);
     ``copies`` (a list) receives the copy, to see afterwards what the answer changed in place.
     """
+    return recorded.routed(exercise, answer, args, copies, lambda into: _call(exercise, answer, args, as_given, into))
+
+
+def _call(exercise, answer, args, as_given, copies):
     args = copy.deepcopy(args)  # an answer that modifies its input cannot spoil the next one
     if copies is not None:
         copies.append(args)
@@ -106,5 +111,5 @@ def prepare(exercise) -> Prepared:
                         expected.append(call(exercise, exercise.reference, args, as_given=True))
             finally:
                 sys.setprofile(previous)
-        _PREPARED[exercise.id] = Prepared(cases, labels, expected, codes, names)
+        _PREPARED[exercise.id] = recorded.prepared(exercise, Prepared(cases, labels, expected, codes, names))
     return _PREPARED[exercise.id]

@@ -16,6 +16,7 @@ import sys
 
 import numpy as np
 
+from course_utils.checking import recorded
 from course_utils.checking.compare import is_array, to_numpy
 
 __all__ = ["earlier_steps", "nan_origin", "has_nan", "all_nan", "has_overflow", "overflow_key", "OVERFLOW_WORDS"]
@@ -62,6 +63,10 @@ def _tracing(codes, on_line):
 def earlier_steps(run, codes) -> tuple:
     """``((name, value), ...)``: the last array each local variable held while ``run()`` ran, in the frames
     of the code objects ``codes`` (the reference's), in the order the names first appeared."""
+    return recorded.steps(run, lambda: _earlier_steps(run, codes))
+
+
+def _earlier_steps(run, codes) -> tuple:
     seen: dict = {}
 
     def on_line(frame, event, returned):
