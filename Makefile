@@ -157,7 +157,7 @@ lti-push: env
 	$(BIN)/python -m course_utils.marks lti --course "$(COURSE_FILE)" --marks "$(or $(MARKS),$(COLLECTED)/marks/marks.csv)" $(if $(ROSTER),--roster "$(ROSTER)") $(if $(DRY_RUN),--dry-run)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .cache
 
 # --- A class on JupyterHub (docs/hub.md): the student edition as a branch, its pull link, the hub's tests.
 .PHONY: publish pull-link hub-env test-hub check-py312 measure-server

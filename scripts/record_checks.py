@@ -157,17 +157,32 @@ def record_lessons(out: Path, lessons=LESSONS, *, whole_only: bool = False) -> d
     return found
 
 
-def publish(package: Path, lessons=LESSONS) -> dict:
-    """In a published copy of the package (``package`` = its ``course_utils`` folder): record ``lessons`` into
-    ``data/checks`` beside it and replace the ``exercises`` module of each lesson recorded whole by the loader.
+CACHE = REPO / ".cache" / "recorded_checks"
+"""Recorded data by the digest of everything it is made from (:func:`inputs_digest`): a second publish of the
+same sources (the tests build the edition several times) copies it instead of recording again."""
+_SOURCES = ("course_utils", "notebooks", "data", "scripts/record_checks.py", "scripts/workspace.py", "requirements.txt")
 
-    Runs in a fresh interpreter on the repository's own package (recording imports and runs the course's code).
-    Returns what :func:`record_lessons` returns.
-    """
+
+def inputs_digest(lessons=LESSONS, repo: Path = REPO) -> str:
+    """The sha256 of every file the recording reads (the package, the lessons, the data, this script) and of
+    ``lessons``: equal digests give byte-identical recordings (the recording is deterministic)."""
+    import hashlib
+
+    digest = hashlib.sha256(repr(tuple(lessons)).encode())
+    for source in _SOURCES:
+        path = repo / source
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for file in files:
+            skipped = {"__pycache__", ".ipynb_checkpoints"} & set(file.parts) or file.suffix == ".pyc"
+            if file.is_file() and not skipped:
+                digest.update(str(file.relative_to(repo)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _record_into(out: Path, package: Path, lessons) -> dict:
     import json
     import subprocess
 
-    out = Path(package).parent / "data" / "checks"
     command = [sys.executable, str(Path(__file__).resolve()), "--out", str(out), "--json", "--whole", "--lessons"]
     command += list(lessons)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": str(REPO)}
@@ -176,14 +191,49 @@ def publish(package: Path, lessons=LESSONS) -> dict:
         raise RuntimeError(f"recording the checks failed: {' '.join(command)}\n{result.stderr[-3000:]}")
     found = json.loads(result.stdout.strip().splitlines()[-1])
     for lesson, (_, dropped) in found.items():
+        if dropped:
+            continue
+        notebooks = sorted(Path(package).parent.glob(f"{lesson}_*.ipynb"))
+        if notebooks:
+            record_lesson_calls(notebooks[0], out, lesson)
+    return found
+
+
+def publish(package: Path, lessons=LESSONS, *, cache: Path | None = CACHE) -> dict:
+    """In a published copy of the package (``package`` = its ``course_utils`` folder): record ``lessons`` into
+    ``data/checks`` beside it and replace the ``exercises`` module of each lesson recorded whole by the loader.
+
+    Runs in a fresh interpreter on the repository's own package (recording imports and runs the course's code).
+    With ``cache`` (default: ``.cache/recorded_checks`` in the repository, ignored by git), a recording of the same
+    sources (:func:`inputs_digest`) is copied instead of made again; ``cache=None`` always records.
+    Returns what :func:`record_lessons` returns.
+    """
+    import json
+    import shutil
+    import tempfile
+
+    out = Path(package).parent / "data" / "checks"
+    kept = Path(cache) / inputs_digest(lessons) if cache is not None else None
+    if kept is not None and (kept / "found.json").is_file():
+        shutil.copytree(kept / "checks", out, dirs_exist_ok=True)
+        found = json.loads((kept / "found.json").read_text(encoding="utf-8"))
+    else:
+        found = _record_into(out, package, lessons)
+        if kept is not None:  # written whole, then renamed: a half-written entry is never read
+            Path(cache).mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(dir=cache))
+            shutil.copytree(out, staging / "checks")
+            (staging / "found.json").write_text(json.dumps(found), encoding="utf-8")
+            try:
+                staging.rename(kept)
+            except OSError:  # another publish stored the same digest first
+                shutil.rmtree(staging, ignore_errors=True)
+    for lesson, (_, dropped) in found.items():
         if dropped:  # a lesson with an exercise the data cannot hold keeps its module (and its code) for now
             continue
         (Path(package) / "lessons" / f"lesson_{lesson}" / "exercises.py").write_text(
             _LOADER.format(lesson=lesson), encoding="utf-8"
         )
-        notebooks = sorted(Path(package).parent.glob(f"{lesson}_*.ipynb"))
-        if notebooks:
-            record_lesson_calls(notebooks[0], out, lesson)
     return found
 
 
