@@ -1,0 +1,85 @@
+"""Counts and costs, varied by the engine (``course_utils/checking/count_sites.py``).
+
+Each count below was generic before the sites existed (a projection counted once too few, a term counted once
+where it is needed twice, the number of tiles rounded down, the cached and uncached counts swapped): each test
+fails without ``count_sites`` registered in ``mutations``.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from course_utils.checking import count_sites, engine, mutations, registry
+
+
+def _judge(exercise_id, answer):
+    return engine.judge(registry.get(exercise_id), answer)
+
+
+def _kinds(source):
+    return [key for key, *_ in count_sites.count_sites(ast.parse(source))]
+
+
+def test_each_kind_of_site_is_found_where_its_step_is():
+    source = """
+def f(n, d, m, b, flag):
+    rows = m // b
+    if flag:
+        return 3 * n * d
+    return 4 * n * math.ceil(n / rows)
+"""
+    kinds = _kinds(source)
+    for kind in (
+        "count:multiplier_minus_one",
+        "count:multiplier_plus_one",
+        "count:multiplier_halved",
+        "count:floor",
+        "count:division_left_out",
+        "count:cases_swapped",
+    ):
+        assert kind in kinds, kind
+
+
+def test_sizes_and_floats_are_not_multipliers():
+    assert _kinds("def f(x):\n    return 1000 * x + 0.5 * x + x * x\n") == []
+
+
+def test_the_sites_are_mutations_of_every_exercise():
+    tree = mutations._function_tree(registry.get("06.decode_flops").reference)
+    assert "count:cases_swapped" in [key for key, *_ in mutations._all_sites(tree)]
+
+
+def test_a_projection_left_out_of_a_count_is_a_term_counted_once_too_few():
+    def decode_flops(prefix_len, d_model, d_head, cached):
+        attend = 4 * prefix_len * d_head
+        if cached:
+            return 2 * (2 * d_model * d_head) + attend  # the key and the value, but no query
+        return 2 * d_model * d_head + 4 * prefix_len * d_model * d_head + attend
+
+    verdict = _judge("06.decode_flops", decode_flops)
+    assert verdict.status == "wrong" and verdict.relation == "mutant:count:multiplier_minus_one", verdict.detail
+    assert "one time too few" in verdict.detail
+
+
+def test_the_two_counts_swapped_are_the_cases_of_a_condition_swapped():
+    def decode_flops(prefix_len, d_model, d_head, cached):
+        attend = 4 * prefix_len * d_head
+        if not cached:
+            return 6 * d_model * d_head + attend
+        return 2 * d_model * d_head + 4 * prefix_len * d_model * d_head + attend
+
+    verdict = _judge("06.decode_flops", decode_flops)
+    assert verdict.relation == "mutant:count:cases_swapped", verdict.detail
+
+
+def test_query_tiles_rounded_down_is_named():
+    def io_bytes(seq_len, d_head, sram_bytes, bytes_per_value):
+        values = sram_bytes // bytes_per_value
+        rows = math.isqrt(4 * d_head**2 + values) - 2 * d_head
+        standard = 4 * seq_len * d_head + 4 * seq_len**2
+        tiled = 2 * seq_len * d_head * (1 + seq_len // rows)
+        return standard * bytes_per_value, tiled * bytes_per_value
+
+    verdict = _judge("06.io_bytes", io_bytes)
+    assert verdict.relation == "mutant:count:floor", verdict.detail
