@@ -38,10 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from course_utils.checking.compare import compare
-from course_utils.checking.count_sites import count_sites
+from course_utils.checking.more_sites import more_sites
 from course_utils.checking.mutation_sites import twin_sites
 from course_utils.checking.relation_basics import Finding
-from course_utils.checking.state_sites import state_sites
 
 __all__ = ["Mutant", "mutants", "finder", "MAX_MUTANTS"]
 
@@ -363,7 +362,7 @@ def _all_sites(tree) -> list:
                         moved.slice = shifted
                     words = "the right computation with an index off by one"
                     out.append(("index:off_by_one", words, None, None, (node, moved)))
-    return out + state_sites(tree) + count_sites(tree) + twin_sites(tree) + _sibling_sites(tree)
+    return out + more_sites(tree) + twin_sites(tree) + _sibling_sites(tree)
 
 
 def _inverted(node):
