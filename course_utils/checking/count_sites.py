@@ -10,7 +10,11 @@ the same in every count:
 - a number of tiles rounded down where a last, partial tile still counts (``ceil`` as ``floor``);
 - a conversion by a size left out (values where bytes are asked): ``a // b`` used as ``a``;
 - the two cases of a condition swapped (the count with the cache given where it is asked without): an ``if``'s
-  test negated.
+  test negated;
+- a term counted once per position (or per token, per layer) where it is needed once: a product of sizes
+  multiplied by another argument of the function;
+- a size one smaller or one larger at every use (the prefix without the new token): an argument ``n`` used as
+  ``n - 1`` or ``n + 1`` everywhere.
 
 Each site is ``(key, words, misconception, path, replacement)`` as in ``mutations``; ``path`` is None and
 ``replacement`` is ``(node, new_node)``. The words say what the answer does, never the reference's code.
@@ -95,6 +99,79 @@ def _condition_sites(tree) -> list:
     return out
 
 
+_PER_SIZE = "the right computation with one of its terms counted once for each of another size where it is needed once"
+_SIZE_SHIFT = "the right computation with one of its sizes one {} at every use (a token or a position {}?)"
+
+
+def _product_terms(tree) -> list:
+    """The products that are a whole term of a sum (``2 * a * b`` in ``2 * a * b + c``), outermost only."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            for side in (node.left, node.right):
+                if isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mult):
+                    found.append(side)
+    return found
+
+
+def _per_size_sites(tree) -> list:
+    out = []
+    params = [a.arg for a in tree.body[0].args.args if a.arg != "self"]
+    for term in _product_terms(tree):
+        used = {n.id for n in ast.walk(term) if isinstance(n, ast.Name)}
+        for p in params:
+            if p in used:
+                continue
+            moved = ast.BinOp(copy.deepcopy(term), ast.Mult(), ast.Name(p, ast.Load()))
+            out.append(("count:term_per_size", _PER_SIZE, None, None, (term, moved)))
+    return out
+
+
+def _size_shift_sites(tree) -> list:
+    """An argument ``n`` read as ``n - 1`` (and ``n + 1``) at every use: the whole function replaced."""
+    out = []
+    function = tree.body[0]
+    for p in [a.arg for a in function.args.args if a.arg != "self"]:
+        uses = sum(1 for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == p)
+        if not uses:
+            continue
+        for op, words in (
+            (ast.Sub(), _SIZE_SHIFT.format("smaller", "left out")),
+            (ast.Add(), _SIZE_SHIFT.format("larger", "added")),
+        ):
+
+            class _Shift(ast.NodeTransformer):
+                def visit_Name(self, node, p=p, op=op):
+                    if node.id == p and isinstance(node.ctx, ast.Load):
+                        return ast.BinOp(ast.Name(p, ast.Load()), op, ast.Constant(1))
+                    return node
+
+            new = _Shift().visit(copy.deepcopy(function))
+            key = "count:size_minus_one" if isinstance(op, ast.Sub) else "count:size_plus_one"
+            out.append((key, words, None, None, (function, new)))
+    return out
+
+
+def _is_count(function) -> bool:
+    """A function of whole numbers: no argument is indexed, has an attribute read, or has its length taken."""
+    params = {a.arg for a in function.args.args if a.arg != "self"}
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name):
+            if node.value.id in params:
+                return False
+        if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id in params for a in node.args):
+            if _called(node) in ("len", "shape", "asarray", "array", "tensor"):
+                return False
+    return True
+
+
 def count_sites(tree) -> list:
-    """``[(key, words, misconception, None, (node, new_node))]``: every multiplier, rounding, conversion, condition."""
-    return _multiplier_sites(tree) + _rounding_sites(tree) + _unit_sites(tree) + _condition_sites(tree)
+    """``[(key, words, misconception, None, (node, new_node))]``: every multiplier, rounding, conversion, condition,
+    term and size of a count."""
+    return (
+        _multiplier_sites(tree)
+        + _rounding_sites(tree)
+        + _unit_sites(tree)
+        + _condition_sites(tree)
+        + (_per_size_sites(tree) + _size_shift_sites(tree) if _is_count(tree.body[0]) else [])
+    )

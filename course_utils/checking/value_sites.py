@@ -7,7 +7,9 @@ read from the wrong place, the same in every exercise that takes the step:
 - a reduction over several axes taken over another one of them (the heads averaged where the sequences are);
 - positions counted from 1, or from the end (``arange(n)`` as ``arange(1, n + 1)`` or reversed);
 - an argument of a call replaced by an argument of the function (the token ids looked up in the position table);
-- a sum of two computed terms taken as their product.
+- a sum of two computed terms taken as their product;
+- a triangle's offset left out (``tril(x, qs - ks)`` as ``tril(x, 0)``: positions counted inside a tile);
+- masked entries filled with 0 where ``-inf`` belongs (a masked key keeps a weight).
 
 Each site is ``(key, words, misconception, path, replacement)`` as in ``mutations``; ``path`` is None and
 ``replacement`` is ``(node, new_node)``. The words say what the answer does, never the reference's code.
@@ -132,6 +134,60 @@ def _product_sites(tree) -> list:
     return out
 
 
+_OFFSET_WORDS = (
+    "the right computation with its triangle's offset left out (positions counted from the tile's own corner, "
+    "not along the whole sequence)"
+)
+_ZERO_FILL_WORDS = "the right computation with masked entries set to 0 where -inf belongs (a masked key keeps a weight)"
+_TRIANGLES = ("tril", "triu")
+
+
+def _offset_sites(tree) -> list:
+    """``tril(x, k)`` / ``triu(x, k)`` with a computed ``k`` (not a constant) as ``k = 0``."""
+    out = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _called(node) in _TRIANGLES):
+            continue
+        for kw in node.keywords:
+            if kw.arg in ("k", "diagonal") and not _is_constant(kw.value):
+                moved = copy.deepcopy(node)
+                next(w for w in moved.keywords if w.arg == kw.arg).value = ast.Constant(0)
+                out.append(("diagonal:offset_dropped", _OFFSET_WORDS, None, None, (node, moved)))
+        if len(node.args) == 2 and not _is_constant(node.args[1]):
+            moved = copy.deepcopy(node)
+            moved.args[1] = ast.Constant(0)
+            out.append(("diagonal:offset_dropped", _OFFSET_WORDS, None, None, (node, moved)))
+    return out
+
+
+def _is_minus_inf(node) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = node.operand
+        return (isinstance(inner, ast.Attribute) and inner.attr == "inf") or (
+            isinstance(inner, ast.Call) and _called(inner) == "float" and bool(inner.args)
+        )
+    if isinstance(node, ast.Call) and _called(node) == "float" and node.args:
+        arg = node.args[0]
+        return isinstance(arg, ast.Constant) and str(arg.value).strip().lower() == "-inf"
+    return False
+
+
+def _fills(tree) -> list:
+    """The ``-inf`` a mask fills in: an argument of ``where`` / ``masked_fill``, or assigned to ``x[mask]``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called(node) in ("where", "masked_fill", "masked_fill_"):
+            found += [a for a in node.args if _is_minus_inf(a)]
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript) and _is_minus_inf(node.value):
+            found.append(node.value)
+    return found
+
+
+def _zero_fill_sites(tree) -> list:
+    """Every ``-inf`` a mask fills in (``-np.inf``, ``float("-inf")``) as 0; a running maximum's start is no fill."""
+    return [("fill:zero", _ZERO_FILL_WORDS, None, None, (node, ast.Constant(0.0))) for node in _fills(tree)]
+
+
 def value_sites(tree) -> list:
     """``[(key, words, misconception, None, (node, new_node))]``: indices, axes, positions, arguments, sums."""
     return (
@@ -140,4 +196,6 @@ def value_sites(tree) -> list:
         + _position_sites(tree)
         + _argument_sites(tree)
         + _product_sites(tree)
+        + _offset_sites(tree)
+        + _zero_fill_sites(tree)
     )

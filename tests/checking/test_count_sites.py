@@ -42,7 +42,7 @@ def f(n, d, m, b, flag):
 
 
 def test_sizes_and_floats_are_not_multipliers():
-    assert _kinds("def f(x):\n    return 1000 * x + 0.5 * x + x * x\n") == []
+    assert not [k for k in _kinds("def f(x):\n    return 1000 * x + 0.5 * x + x * x\n") if "multiplier" in k]
 
 
 def test_the_sites_are_mutations_of_every_exercise():
@@ -83,3 +83,31 @@ def test_query_tiles_rounded_down_is_named():
 
     verdict = _judge("06.io_bytes", io_bytes)
     assert verdict.relation == "mutant:count:floor", verdict.detail
+
+
+def _decode(query_per_position=False, shift=0):
+    def decode_flops(prefix_len, d_model, d_head, cached):
+        n = prefix_len + shift
+        query = 2 * d_model * d_head
+        attend = 4 * n * d_head
+        if cached:
+            return query + 4 * d_model * d_head + attend
+        return query * (n if query_per_position else 1) + 4 * n * d_model * d_head + attend
+
+    return decode_flops
+
+
+def test_a_query_projected_for_every_position_is_a_term_counted_per_size():
+    verdict = _judge("06.decode_flops", _decode(query_per_position=True))
+    assert verdict.relation == "mutant:count:term_per_size", verdict.detail
+
+
+def test_a_prefix_one_token_short_is_a_size_one_smaller_everywhere():
+    verdict = _judge("06.decode_flops", _decode(shift=-1))
+    assert verdict.relation == "mutant:count:size_minus_one", verdict.detail
+
+
+def test_the_right_count_still_passes_and_arrays_get_no_count_sites():
+    assert _judge("06.decode_flops", _decode()).status == "passed"
+    array_code = "def f(q, n):\n    return 2 * q.shape[0] * n + 1 * n\n"
+    assert not [k for k in _kinds(array_code) if k in ("count:term_per_size", "count:size_minus_one")]

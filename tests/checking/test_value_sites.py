@@ -88,3 +88,38 @@ def test_every_lookup_with_its_indices_swapped_is_named():
 
 def test_the_right_role_scores_still_pass():
     assert _judge("05.role_scores", _role_scores()).status == "passed"
+
+
+def _causal(offset=True, fill=-np.inf):
+    def causal_tiled_attention(q, k, v, block):
+        out = np.zeros((len(q), v.shape[1]))
+        for qs in range(0, len(q), block):
+            rows = q[qs : qs + block]
+            m, l, acc = np.full((len(rows), 1), -np.inf), np.zeros((len(rows), 1)), np.zeros((len(rows), v.shape[1]))
+            for ks in range(0, qs + len(rows), block):
+                s = rows @ k[ks : ks + block].T / np.sqrt(q.shape[1])
+                seen = np.arange(ks, ks + s.shape[1])[None, :] <= np.arange(qs, qs + len(rows))[:, None]
+                if not offset:
+                    seen = np.arange(s.shape[1])[None, :] <= np.arange(len(rows))[:, None]
+                s = np.where(seen, s, fill)
+                top = np.maximum(m, s.max(axis=1, keepdims=True))
+                e, shrink = np.exp(s - top), np.exp(m - top)
+                m, l, acc = top, l * shrink + e.sum(axis=1, keepdims=True), acc * shrink + e @ v[ks : ks + block]
+            out[qs : qs + block] = acc / l
+        return out
+
+    return causal_tiled_attention
+
+
+def test_a_mask_counted_inside_each_tile_is_the_triangle_offset_left_out():
+    verdict = _judge("06.causal_tiled_attention", _causal(offset=False))
+    assert verdict.relation == "mutant:diagonal:offset_dropped", verdict.detail
+
+
+def test_future_scores_set_to_zero_are_a_zero_fill():
+    verdict = _judge("06.causal_tiled_attention", _causal(fill=0.0))
+    assert verdict.relation == "mutant:fill:zero", verdict.detail
+
+
+def test_the_right_causal_pass_still_passes():
+    assert _judge("06.causal_tiled_attention", _causal()).status == "passed"
