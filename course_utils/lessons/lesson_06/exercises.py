@@ -317,7 +317,8 @@ KV_CACHE_BYTES = Exercise(
     id="06.kv_cache_bytes",
     fresh=lambda batch, layers, heads, d_head, seq_len: [(batch, layers, heads, d_head, seq_len, 2)],
     section="06 · Exercise 2 · The memory a KV cache takes",
-    make_cases=lambda: [(1, 3, 5, 7, 6, 4), (3, 12, 16, 64, 1024, 4), (6, 5, 3, 7, 11, 1)],  # no two sizes alike, none 2
+    # no two sizes alike and none 2 (the key-plus-value factor), so no mistake fits by a coincidence
+    make_cases=lambda: [(1, 3, 5, 7, 6, 4), (3, 12, 16, 64, 1024, 4), (6, 5, 3, 7, 11, 1)],
     reference=kv_cache_bytes,
     variants=(kv_cache_bytes_shapes, kv_cache_bytes_per_token),
     buggy={"kv_cache_keys_only": kv_cache_bytes_keys_only},
