@@ -10,11 +10,11 @@ the same in every count:
 - a number of tiles rounded down where a last, partial tile still counts (``ceil`` as ``floor``);
 - a conversion by a size left out (values where bytes are asked): ``a // b`` used as ``a``;
 - the two cases of a condition swapped (the count with the cache given where it is asked without): an ``if``'s
-  test negated;
+  test negated, in a function of whole numbers only (elsewhere an ``if`` guards an option, a mask left out);
 - a term counted once per position (or per token, per layer) where it is needed once: a product of sizes
   multiplied by another argument of the function;
-- a size one smaller or one larger at every use (the prefix without the new token): an argument ``n`` used as
-  ``n - 1`` or ``n + 1`` everywhere.
+- a size one smaller or one larger at every use (the prefix without the new token): an argument ``n`` that the
+  function counts with (an operand of arithmetic, a ``range`` bound) used as ``n - 1`` or ``n + 1`` everywhere.
 
 Each site is ``(key, words, misconception, path, replacement)`` as in ``mutations``; ``path`` is None and
 ``replacement`` is ``(node, new_node)``. The words say what the answer does, never the reference's code.
@@ -131,10 +131,7 @@ def _size_shift_sites(tree) -> list:
     """An argument ``n`` read as ``n - 1`` (and ``n + 1``) at every use: the whole function replaced."""
     out = []
     function = tree.body[0]
-    for p in [a.arg for a in function.args.args if a.arg != "self"]:
-        uses = sum(1 for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == p)
-        if not uses:
-            continue
+    for p in sorted(_counted(function)):
         for op, words in (
             (ast.Sub(), _SIZE_SHIFT.format("smaller", "left out")),
             (ast.Add(), _SIZE_SHIFT.format("larger", "added")),
@@ -165,6 +162,20 @@ def _is_count(function) -> bool:
     return True
 
 
+def _counted(function) -> set:
+    """The arguments a function counts with itself: an operand of arithmetic, or the bound of a ``range``."""
+    params = {a.arg for a in function.args.args if a.arg != "self"}
+    found = set()
+    for node in ast.walk(function):
+        operands = []
+        if isinstance(node, ast.BinOp):
+            operands = [node.left, node.right]
+        elif isinstance(node, ast.Call) and _called(node) == "range":
+            operands = list(node.args)
+        found |= {o.id for o in operands if isinstance(o, ast.Name) and o.id in params}
+    return found
+
+
 def count_sites(tree) -> list:
     """``[(key, words, misconception, None, (node, new_node))]``: every multiplier, rounding, conversion, condition,
     term and size of a count."""
@@ -172,6 +183,5 @@ def count_sites(tree) -> list:
         _multiplier_sites(tree)
         + _rounding_sites(tree)
         + _unit_sites(tree)
-        + _condition_sites(tree)
-        + (_per_size_sites(tree) + _size_shift_sites(tree) if _is_count(tree.body[0]) else [])
+        + (_condition_sites(tree) + _per_size_sites(tree) + _size_shift_sites(tree) if _is_count(tree.body[0]) else [])
     )

@@ -111,3 +111,14 @@ def test_the_right_count_still_passes_and_arrays_get_no_count_sites():
     assert _judge("06.decode_flops", _decode()).status == "passed"
     array_code = "def f(q, n):\n    return 2 * q.shape[0] * n + 1 * n\n"
     assert not [k for k in _kinds(array_code) if k in ("count:term_per_size", "count:size_minus_one")]
+
+
+def test_an_if_that_guards_an_option_gets_no_swapped_cases():
+    source = "def f(q, mask, n):\n    if mask is not None:\n        q = q[mask]\n    return q * n + n\n"
+    assert "count:cases_swapped" not in _kinds(source)
+
+
+def test_only_sizes_the_function_counts_with_are_shifted():
+    source = "def f(lengths, seq_len):\n    return helper(lengths, seq_len) & other(seq_len)\n"
+    assert not [k for k in _kinds(source) if k.startswith("count:size_")]
+    assert "count:size_minus_one" in _kinds("def f(n, d):\n    return [d for _ in range(n)]\n")
