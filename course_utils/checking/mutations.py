@@ -39,6 +39,7 @@ import numpy as np
 
 from course_utils.checking import recorded
 from course_utils.checking.compare import compare
+from course_utils.checking.more_sites import more_sites
 from course_utils.checking.mutation_sites import twin_sites
 from course_utils.checking.relation_basics import Finding
 from course_utils.checking.step_sites import step_sites
@@ -363,7 +364,7 @@ def _all_sites(tree) -> list:
                         moved.slice = shifted
                     words = "the right computation with an index off by one"
                     out.append(("index:off_by_one", words, None, None, (node, moved)))
-    return out + twin_sites(tree) + step_sites(tree) + _sibling_sites(tree)
+    return out + more_sites(tree) + twin_sites(tree) + step_sites(tree) + _sibling_sites(tree)
 
 
 def _inverted(node):

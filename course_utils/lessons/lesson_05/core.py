@@ -110,7 +110,7 @@ def switch_off_cases():
     return [
         Case((torch.randn(2, 3, 8, generator=gen), [1], 4), "4 heads of d_head 2, head 1 off"),
         Case((torch.randn(3, 5, 12, generator=gen), [0, 2], 3), "3 heads of d_head 4, heads 0 and 2 off"),
-        Case((torch.randn(2, 7, 6, generator=gen), [], 2), "no head off: nothing changes"),
+        Case((torch.randn(2, 7, 6, generator=gen), [], 3), "no head off: nothing changes"),
         Case((torch.randn(1, 4, 10, generator=gen), [4], 5), "the last of 5 heads off"),
     ]
 

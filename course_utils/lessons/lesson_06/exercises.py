@@ -113,8 +113,8 @@ KV_CACHE_STEP = Exercise(
 # ---- 06.decode_flops(prefix_len, d_model, d_head, cached) -> int ------------------------------------------------
 def decode_cases():
     return [
-        Case((1, 4, 2, True), "the first token, with the cache"),
-        Case((1, 4, 2, False), "the first token, without the cache"),
+        Case((1, 5, 3, True), "the first token, with the cache"),
+        Case((1, 5, 3, False), "the first token, without the cache"),
         Case((7, 10, 3, True)),
         Case((7, 10, 3, False)),
         Case((32, 64, 16, True), "the lesson's last token, with the cache"),
@@ -180,7 +180,7 @@ def causal_tiled_cases():
             (7, 3, 3, "tiles of 3 over 7 tokens: the diagonal cuts through tiles"),
             (8, 2, 4, "two query blocks of 4"),
             (5, 3, 8, "one tile holds everything"),
-            (9, 2, 2, "tiles of 2"),
+            (9, 2, 5, "tiles of 5 over 9 tokens"),
         )
     ]
     q_big = 300 * rng.normal(size=(6, 4))  # scores in the hundreds
@@ -317,7 +317,8 @@ KV_CACHE_BYTES = Exercise(
     id="06.kv_cache_bytes",
     fresh=lambda batch, layers, heads, d_head, seq_len: [(batch, layers, heads, d_head, seq_len, 2)],
     section="06 · Exercise 2 · The memory a KV cache takes",
-    make_cases=lambda: [(1, 2, 3, 4, 5, 4), (2, 12, 12, 64, 1024, 2), (3, 1, 5, 7, 11, 8)],
+    # no two sizes alike and none 2 (the key-plus-value factor), so no mistake fits by a coincidence
+    make_cases=lambda: [(1, 3, 5, 7, 6, 4), (3, 12, 16, 64, 1024, 4), (6, 5, 3, 7, 11, 1)],
     reference=kv_cache_bytes,
     variants=(kv_cache_bytes_shapes, kv_cache_bytes_per_token),
     buggy={"kv_cache_keys_only": kv_cache_bytes_keys_only},
