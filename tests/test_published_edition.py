@@ -37,7 +37,6 @@ import edition_leaks  # noqa: E402
 import edition_withhold  # noqa: E402
 from publish_student_edition import build_tree  # noqa: E402
 
-RECORDED_CHECKS = importlib.util.find_spec("course_utils.checking.recorded") is not None
 UTC = dt.UTC
 
 
@@ -500,17 +499,59 @@ def test_every_reviewed_exception_is_still_found_by_the_scanner(tmp_path):
     assert set(REVIEWED) <= found
 
 
-@pytest.mark.xfail(
-    not RECORDED_CHECKS,
-    strict=True,
-    reason="the lessons' exercise modules (references, variants, buggy versions) are published until the recorded "
-    "checks (course_utils.checking.recorded) replace them by data",
-)
-def test_the_published_edition_holds_no_answer(tmp_path):
-    tree = tmp_path / "edition"
+# Not yet out of reach (issue 29, open): the files of the published tree that still hold an answer, reviewed. The
+# lessons recorded whole (00, 03, 06) publish their exercises module as a data loader; their other modules and the
+# other lessons' still hold references, variants and buggy versions. A file that starts leaking fails the test below;
+# a file that stops leaking must leave this list (so it only shrinks).
+STILL_LEAKING = {
+    "notebooks/04_multi_head_pytorch.ipynb": "a hidden assert (`assert drop.training`) also shown in the lesson",
+    "notebooks/08_transformer_reversal.ipynb": "lesson 07's reveal assert, shown again in lesson 08",
+    **{
+        f"notebooks/course_utils/lessons/lesson_{path}": "not recorded yet: references, variants or buggy versions"
+        for path in (
+            "01/core.py",
+            "01/exercises.py",
+            "02/core.py",
+            "02/exercises.py",
+            "03/core.py",
+            "04/exercises.py",
+            "04/module.py",
+            "04/parity.py",
+            "05/core.py",
+            "05/exercises.py",
+            "06/tiling.py",
+            "07/exercises.py",
+            "07/parts.py",
+            "08/exercises.py",
+            "08/layers.py",
+        )
+    },
+}
+RECORDED_WHOLE = ("00", "03", "06")
+
+
+@pytest.fixture(scope="module")
+def published_leaks(tmp_path_factory):
+    tree = tmp_path_factory.mktemp("published") / "edition"
     build_tree(tree, as_of="now")
     secrets, _ = edition_leaks.collect(REPO)
     report = edition_withhold.decide(REPO / "notebooks", REPO / "course_utils", REPO, "now")
     secrets += edition_leaks.from_library(REPO / "course_utils", report.withheld)
     leaks = [leak for leak in edition_leaks.scan(tree, secrets) if (leak.name, leak.file) not in REVIEWED]
-    assert leaks == [], edition_leaks.summary(leaks)
+    return tree, leaks
+
+
+def test_the_recorded_lessons_exercise_modules_hold_no_answer(published_leaks):
+    tree, leaks = published_leaks
+    for lesson in RECORDED_WHOLE:
+        module = f"notebooks/course_utils/lessons/lesson_{lesson}/exercises.py"
+        assert "recorded_exercises.lesson" in (tree / module).read_text(encoding="utf-8")
+        assert [leak for leak in leaks if leak.file == module] == [], edition_leaks.summary(leaks)
+
+
+def test_no_answer_is_published_outside_the_reviewed_files(published_leaks):
+    _, leaks = published_leaks
+    outside = [leak for leak in leaks if leak.file not in STILL_LEAKING]
+    assert outside == [], edition_leaks.summary(outside)
+    stale = sorted(set(STILL_LEAKING) - {leak.file for leak in leaks})
+    assert stale == [], f"no longer leaking, remove from STILL_LEAKING: {stale}"

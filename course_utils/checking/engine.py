@@ -480,6 +480,20 @@ for _name in (
     "gradients",
     "constraints",
     "recorded",  # the published edition's look-ups (issue 29): an answer cannot rebind them either
+    "fresh_evidence",
+    "equal_sizes",
+    "argument_variants",
+    "relation_lookup",
+    "relation_dropout",
+    "nan_causes",
+    "shape_observations",
+    "weight_observations",
+    "step_sites",
+    "more_sites",
+    "count_sites",
+    "value_sites",
+    "state_sites",
+    "repeated_sites",
     *extra_checks.WATCHED,
 ):
     integrity.watch(sys.modules[f"course_utils.checking.{_name}"])
