@@ -327,7 +327,9 @@ def test_an_axis_repeated_where_it_must_keep_size_one_and_a_size_read_off_the_da
         return positions < lengths[:, None]
 
     verdict = engine.judge(registry.get("02.padding_mask"), padding_mask)
-    assert verdict.relation == "shape:size_from_largest_value", verdict
+    # named by the shape observation, or by the relation that finds the output cut at lengths.max() (round 4 merged
+    # both mechanisms; either name says what the answer does)
+    assert verdict.relation in ("shape:size_from_largest_value", "cropped:-1"), verdict
 
 
 def test_a_mask_wrong_on_one_side_only():
