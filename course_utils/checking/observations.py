@@ -44,6 +44,7 @@ import itertools
 import numpy as np
 
 from course_utils.checking.compare import is_array, to_numpy
+from course_utils.checking.relation_basics import axis_word, values_close
 from course_utils.checking.shape_observations import paired_items, repeated_size_one, size_from_values
 from course_utils.checking.weight_observations import (
     forbidden_weight,
@@ -77,18 +78,6 @@ __all__ = [
 ]
 
 
-def _close(a, b, atol, rtol) -> bool:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        return False
-    with np.errstate(all="ignore"):
-        return bool(np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=False))
-
-
-def _axis_word(axis: int, ndim: int) -> str:
-    return f"axis {axis - ndim}"
-
-
 _FUNCTIONS = (
     ("log", "the logarithm of the right values", lambda e: np.log(e) if np.all(e >= 0) and np.any(e > 0) else None),
     ("exp", "the exponential of the right values", np.exp),
@@ -106,7 +95,7 @@ def elementwise(e, g, atol=1e-6, rtol=1e-5) -> list:
     >>> elementwise(np.array([0.5, 0.25]), np.log([0.5, 0.25]))[0][0]
     'elementwise:log'
     """
-    if e.shape != g.shape or not (np.all(np.isfinite(e)) and np.all(np.isfinite(g))) or _close(e, g, atol, rtol):
+    if e.shape != g.shape or not (np.all(np.isfinite(e)) and np.all(np.isfinite(g))) or values_close(e, g, atol, rtol):
         return []
     out = []
     with np.errstate(all="ignore"):
@@ -116,13 +105,13 @@ def elementwise(e, g, atol=1e-6, rtol=1e-5) -> list:
                 continue
             underflow = np.isneginf(value) & (g < -700)  # log(0): an exponent so low that exp() gives 0 exactly
             value = np.where(underflow, g, value)
-            if np.all(np.isfinite(value)) and _close(value, g, atol, rtol):
+            if np.all(np.isfinite(value)) and values_close(value, g, atol, rtol):
                 out.append((f"elementwise:{name}", words))
     differ = ~np.isclose(e, g, atol=atol, rtol=rtol)
     if differ.any() and not differ.all() and e.size > 2:
         lo, hi = float(g.min()), float(g.max())
         beyond = (e > hi) | (e < lo)
-        if _close(np.clip(e, lo, hi), g, atol, rtol) and np.array_equal(beyond & differ, differ):
+        if values_close(np.clip(e, lo, hi), g, atol, rtol) and np.array_equal(beyond & differ, differ):
             sides = (("below", lo, np.any(e < lo)), ("above", hi, np.any(e > hi)))
             bounds = [f"{side} at {bound:g}" for side, bound, hit in sides if hit]
             out.append(("elementwise:clip", f"the right values clipped {' and '.join(bounds)}"))
@@ -139,15 +128,15 @@ def along_axis(e, g, atol=1e-6, rtol=1e-5) -> list:
     """``g`` is the softmax or log-softmax of ``e`` along an axis, or ``e`` plus one constant per slice of it."""
     if e.shape != g.shape or e.ndim < 1 or not (np.all(np.isfinite(e)) and np.all(np.isfinite(g))):
         return []
-    if _close(e, g, atol, rtol):
+    if values_close(e, g, atol, rtol):
         return []
     out = []
     with np.errstate(all="ignore"):
         for axis in range(e.ndim):
             if e.shape[axis] < 2:
                 continue
-            where = _axis_word(axis, e.ndim)
-            if _close(_softmax(g, axis), e, atol, rtol):
+            where = axis_word(axis, e.ndim)
+            if values_close(_softmax(g, axis), e, atol, rtol):
                 out.append(
                     (
                         f"before_softmax:{axis - e.ndim}",
@@ -156,10 +145,10 @@ def along_axis(e, g, atol=1e-6, rtol=1e-5) -> list:
                 )
                 continue
             soft = _softmax(e, axis)
-            if _close(soft, g, atol, rtol):
+            if values_close(soft, g, atol, rtol):
                 out.append((f"softmax_of_right:{axis - e.ndim}", f"the softmax of the right values along {where}"))
                 continue
-            if _close(np.log(soft), g, atol, rtol):
+            if values_close(np.log(soft), g, atol, rtol):
                 out.append(
                     (
                         f"log_softmax_of_right:{axis - e.ndim}",
@@ -169,7 +158,7 @@ def along_axis(e, g, atol=1e-6, rtol=1e-5) -> list:
                 continue
             d = g - e
             first = np.take(d, [0], axis=axis)
-            if _close(d, np.broadcast_to(first, d.shape), atol, rtol) and not _close(
+            if values_close(d, np.broadcast_to(first, d.shape), atol, rtol) and not values_close(
                 d, np.full_like(d, d.flat[0]), atol, rtol
             ):
                 out.append(
@@ -191,14 +180,14 @@ def rescaled_rows_and_columns(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
 
     ``arrays`` are the case's array arguments as ``(name, array)``.
     """
-    if e.shape != g.shape or e.ndim < 2 or not np.all(np.isfinite(g)) or _close(e, g, atol, rtol):
+    if e.shape != g.shape or e.ndim < 2 or not np.all(np.isfinite(g)) or values_close(e, g, atol, rtol):
         return []
     for (a_name, a), (b_name, b) in itertools.permutations(arrays, 2):
         if a.ndim < 1 or b.ndim < 1 or a.shape[-2:-1] != e.shape[-2:-1] or b.shape[-2:-1] != e.shape[-1:]:
             continue
         with np.errstate(all="ignore"):
             cosine = e / (_lengths(a)[..., :, None] * _lengths(b)[..., None, :])
-        if cosine.shape == g.shape and _close(cosine, g, atol, rtol):
+        if cosine.shape == g.shape and values_close(cosine, g, atol, rtol):
             return [
                 (
                     "cosine",
@@ -211,9 +200,9 @@ def rescaled_rows_and_columns(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
     ratio = g / e
     rows = ratio[..., :, :1]  # (..., q_len, 1)
     cols = ratio[..., :1, :] / ratio[..., :1, :1]  # (..., 1, k_len)
-    if not _close(rows * cols, ratio, atol, max(rtol, 1e-6)):
+    if not values_close(rows * cols, ratio, atol, max(rtol, 1e-6)):
         return []
-    if _close(rows, np.broadcast_to(rows[..., :1, :], rows.shape), 1e-9, 1e-6) or _close(
+    if values_close(rows, np.broadcast_to(rows[..., :1, :], rows.shape), 1e-9, 1e-6) or values_close(
         cols, np.ones_like(cols), 1e-9, 1e-6
     ):
         return []  # one factor per slice of one axis only: relations says that ("per_slice")
@@ -225,7 +214,7 @@ def size_one_axes(e, g, atol=1e-6, rtol=1e-5) -> list:
     left out, or a ``keepdims`` / ``unsqueeze`` too many)."""
     if e.shape == g.shape or e.size != g.size or np.squeeze(e).shape != np.squeeze(g).shape:
         return []
-    if not _close(np.squeeze(e), np.squeeze(g), atol, rtol):
+    if not values_close(np.squeeze(e), np.squeeze(g), atol, rtol):
         return []
     how = "dropped" if g.ndim < e.ndim else "added"
     return [
@@ -238,19 +227,19 @@ def size_one_axes(e, g, atol=1e-6, rtol=1e-5) -> list:
 
 def scrambled(e, g, atol=1e-6, rtol=1e-5) -> list:
     """All of the right values in other positions: read in another axis order and reshaped, or another shape."""
-    if e.size != g.size or e.size < 3 or _close(e, g, atol, rtol):
+    if e.size != g.size or e.size < 3 or values_close(e, g, atol, rtol):
         return []
-    if not _close(np.sort(e, axis=None), np.sort(g, axis=None), atol, rtol):
+    if not values_close(np.sort(e, axis=None), np.sort(g, axis=None), atol, rtol):
         return []
     if e.shape == g.shape:
         for axis in range(e.ndim):
-            if _close(np.sort(e, axis=axis), g, atol, rtol):
-                return [("scrambled", f"the right values sorted along {_axis_word(axis, e.ndim)}")]
+            if values_close(np.sort(e, axis=axis), g, atol, rtol):
+                return [("scrambled", f"the right values sorted along {axis_word(axis, e.ndim)}")]
     if e.ndim <= 5:
         for perm in itertools.permutations(range(e.ndim)):
             if perm == tuple(range(e.ndim)):
                 continue
-            if _close(np.transpose(e, perm).reshape(g.shape), g, atol, rtol):
+            if values_close(np.transpose(e, perm).reshape(g.shape), g, atol, rtol):
                 return [
                     (
                         "scrambled",
@@ -262,7 +251,9 @@ def scrambled(e, g, atol=1e-6, rtol=1e-5) -> list:
         for perm in itertools.permutations(range(g.ndim)):
             if perm == tuple(range(g.ndim)):
                 continue
-            if np.transpose(g, perm).size == e.size and _close(np.transpose(g, perm).reshape(e.shape), e, atol, rtol):
+            if np.transpose(g, perm).size == e.size and values_close(
+                np.transpose(g, perm).reshape(e.shape), e, atol, rtol
+            ):
                 return [
                     (
                         "scrambled",
@@ -295,13 +286,13 @@ def folded(e, g, atol=1e-6, rtol=1e-5) -> list:
     if wide.shape[axis] % narrow.shape[axis]:
         return []
     k = wide.shape[axis] // narrow.shape[axis]
-    where = _axis_word(axis, e.ndim)
+    where = axis_word(axis, e.ndim)
     total, mean = _blocks_combined(wide, axis, k)
-    if joined and _close(total, narrow, atol, rtol):
+    if joined and values_close(total, narrow, atol, rtol):
         return [("folded:joined", f"{k} parts side by side along {where} where their sum is asked")]
     if not joined:
         for how, value in (("summed", total), ("averaged", mean)):
-            if _close(value, narrow, atol, rtol):
+            if values_close(value, narrow, atol, rtol):
                 return [(f"folded:{how}", f"the right values' {k} blocks along {where} {how}, not side by side")]
     return []
 
@@ -322,7 +313,7 @@ def region(e, g, atol=1e-6, rtol=1e-5) -> list:
         n = e.shape[axis]
         if n < 3:
             continue
-        where = _axis_word(axis, e.ndim)
+        where = axis_word(axis, e.ndim)
         hit = np.nonzero(differ.any(axis=tuple(a for a in range(e.ndim) if a != axis)))[0]
         if list(hit) == [n - 1]:
             out.append((f"region:last:{axis - e.ndim}", f"right except at the last position along {where}"))
@@ -387,7 +378,7 @@ def collapsed(e, g, atol=1e-6, rtol=1e-5) -> list:
     """One number in every entry, the mean or the sum of all the right values: averaged over every axis."""
     if e.shape != g.shape or e.size < 2 or not np.all(np.isfinite(g)) or np.allclose(e, e.flat[0]):
         return []
-    if not _close(g, np.full_like(g, g.flat[0]), atol, rtol):
+    if not values_close(g, np.full_like(g, g.flat[0]), atol, rtol):
         return []
     for how, value in (("mean", e.mean()), ("sum", e.sum())):
         if np.isclose(g.flat[0], value, atol=atol, rtol=rtol):

@@ -21,7 +21,24 @@ __all__ = [
     "Finding",
     "size_labels",
     "coinciding_sizes",
+    "values_close",
+    "axis_word",
 ]
+
+
+def values_close(a, b, atol, rtol) -> bool:
+    """``a`` and ``b`` (array-likes) of one shape and close as floats; a NaN is never close (the observations'
+    comparison of a transformed right output with the student's)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=False))
+
+
+def axis_word(axis: int, ndim: int) -> str:
+    """``axis`` of an ``ndim``-axis array in words, counted from the end (``axis -1``)."""
+    return f"axis {axis - ndim}"
 
 
 @dataclass(frozen=True)

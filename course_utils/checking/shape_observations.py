@@ -20,19 +20,9 @@ import itertools
 
 import numpy as np
 
+from course_utils.checking.relation_basics import axis_word, values_close
+
 __all__ = ["repeated_size_one", "size_from_values", "paired_items"]
-
-
-def _close(a, b, atol, rtol) -> bool:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        return False
-    with np.errstate(all="ignore"):
-        return bool(np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=False))
-
-
-def _axis_word(axis: int, ndim: int) -> str:
-    return f"axis {axis - ndim}"
 
 
 def repeated_size_one(e, g, atol=1e-6, rtol=1e-5) -> list:
@@ -43,9 +33,9 @@ def repeated_size_one(e, g, atol=1e-6, rtol=1e-5) -> list:
     grown = [a for a in range(e.ndim) if e.shape[a] != g.shape[a]]
     if any(e.shape[a] != 1 for a in grown):
         return []
-    if not _close(np.broadcast_to(e, g.shape), g, atol, rtol):
+    if not values_close(np.broadcast_to(e, g.shape), g, atol, rtol):
         return []
-    where = " and ".join(_axis_word(a, e.ndim) for a in grown)
+    where = " and ".join(axis_word(a, e.ndim) for a in grown)
     return [
         (
             "shape:repeated_size_one_axis",
@@ -67,7 +57,7 @@ def size_from_values(e, g, arrays=()) -> list:
             continue  # one count per item (lengths), not data such as token ids whose largest is a coincidence
         largest = int(a.max())
         if all(g.shape[axis] == largest for axis in differ):
-            where = " and ".join(_axis_word(axis, e.ndim) for axis in differ)
+            where = " and ".join(axis_word(axis, e.ndim) for axis in differ)
             return [
                 (
                     "shape:size_from_largest_value",
@@ -100,7 +90,7 @@ def paired_items(e, g, atol=1e-6, rtol=1e-5) -> list:
     if not 1 <= extra <= 3 or g.size <= e.size or g.ndim > 8:
         return []
     for diagonal in _diagonals(g, extra):
-        if diagonal.shape == e.shape and _close(diagonal, e, atol, rtol):
+        if diagonal.shape == e.shape and values_close(diagonal, e, atol, rtol):
             return [
                 (
                     "extra_axis:items_paired",

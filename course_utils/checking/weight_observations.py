@@ -17,19 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_utils.checking.relation_basics import axis_word, values_close
+
 __all__ = ["normalised_axis", "weight_sums", "normalised_without_exp", "forbidden_weight", "one_sided"]
-
-
-def _close(a, b, atol, rtol) -> bool:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        return False
-    with np.errstate(all="ignore"):
-        return bool(np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=False))
-
-
-def _axis_word(axis: int, ndim: int) -> str:
-    return f"axis {axis - ndim}"
 
 
 def normalised_axis(e) -> int | None:
@@ -84,7 +74,7 @@ def weight_sums(e, g) -> list:
     axis = normalised_axis(e)
     if axis is None:
         return []
-    where = "the keys" if axis == e.ndim - 1 else _axis_word(axis, e.ndim)
+    where = "the keys" if axis == e.ndim - 1 else axis_word(axis, e.ndim)
     if np.any(g < -1e-9):
         return [("weight_sums:negative", "weights with negative entries, where every weight is at least 0")]
     sums, right = g.sum(axis=axis), e.sum(axis=axis)
@@ -99,7 +89,7 @@ def weight_sums(e, g) -> list:
         if other != axis and g.shape[other] >= 2 and np.allclose(g.sum(axis=other), 1.0, atol=1e-5):
             other_axis = (
                 "weight_sums:other_axis",
-                f"weights that sum to 1 along {_axis_word(other, g.ndim)} instead of along {where}: "
+                f"weights that sum to 1 along {axis_word(other, g.ndim)} instead of along {where}: "
                 "normalised over the wrong axis",
             )
             return [other_axis, not_one]  # the second holds too: it names a mix of cases, with its own words
@@ -113,7 +103,7 @@ def _affine_in(x, y, atol, rtol) -> bool:
     var = (xc**2).sum(axis=-1, keepdims=True)
     with np.errstate(all="ignore"):
         slope = np.where(var > 0, (xc * yc).sum(axis=-1, keepdims=True) / var, 0.0)
-    return _close(slope * xc, yc, atol, rtol)
+    return values_close(slope * xc, yc, atol, rtol)
 
 
 def normalised_without_exp(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
@@ -132,7 +122,7 @@ def normalised_without_exp(e, g, arrays=(), atol=1e-6, rtol=1e-5) -> list:
         x = rows(a)
         if _affine_in(x, rows(e), atol, rtol) or not _affine_in(x, rows(g), atol, rtol):
             continue  # the right weights are a straight line of it too (constant slices): nothing to tell apart
-        where = "the keys" if axis == e.ndim - 1 else _axis_word(axis, e.ndim)
+        where = "the keys" if axis == e.ndim - 1 else axis_word(axis, e.ndim)
         return [
             (
                 "normalised_without_exp",
