@@ -86,6 +86,18 @@ def test_saved_files_are_byte_for_byte_the_same_and_read_without_pickle(tmp_path
         assert sorted(found.files) == ["a0"]
 
 
+def test_an_array_seen_again_is_stored_once_and_read_back_by_its_index(tmp_path):
+    book = _book_with_one_array()
+    book.arrays += [np.arange(3.0), np.arange(4.0), np.arange(4.0).astype(np.float32), np.arange(4.0).reshape(2, 2)]
+    recorded_files.save(tmp_path, "00", book, [])
+    _, arrays = recorded_files.load(tmp_path, "00")
+    for i, expected in enumerate(book.arrays):
+        got = arrays[i]
+        assert got.dtype == expected.dtype and np.array_equal(got, expected), i
+    with np.load(tmp_path / "lesson_00.npz", allow_pickle=False) as found:
+        assert sorted(found.files) == ["a0", "a1", "a3", "a4", "aliases"]  # a2 equals a0
+
+
 def test_a_changed_file_is_refused_naming_both_digests(tmp_path):
     recorded_files.save(tmp_path, "00", _book_with_one_array(), [])
     path = tmp_path / "lesson_00.json"
